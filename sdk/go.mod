@@ -1,0 +1,3 @@
+module github.com/lmbench/lmbench/sdk
+
+go 1.26
