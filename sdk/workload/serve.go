@@ -1,0 +1,42 @@
+package workload
+
+import (
+	"context"
+	"os"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lmbench/lmbench/sdk/handshake"
+	"github.com/lmbench/lmbench/sdk/internal/serve"
+	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/wire"
+)
+
+// Serve runs def as a plugin process and exits. Call it from main:
+//
+//	func main() { workload.Serve(definition) }
+//
+// Run by hand, the binary answers `describe` (its schema as JSON),
+// `version` and `binary-name`.
+func Serve[O any](def Definition[O]) {
+	os.Exit(serveMain(def, 0))
+}
+
+func serveMain[O any](def Definition[O], major int) int {
+	stdout, stderr := os.Stdout, os.Stderr // captured before go-plugin replaces them
+	srv := NewServer(def, serve.Logger(stderr).With().Str("plugin", def.Name).Logger())
+	return serve.Main(serve.Params{
+		Kind:    handshake.WorkloadKind,
+		Name:    def.Name,
+		Version: def.Version,
+		Describe: func() (proto.Message, error) {
+			return srv.Describe(context.Background(), &workloadv1.DescribeRequest{})
+		},
+		Plugin: &wire.WorkloadPlugin{Impl: srv},
+		Major:  major,
+	}, os.Args[1:], stdout, stderr)
+}
+
+// ServeWithMajor is Serve speaking another protocol major. It exists for
+// testing the host's version-mismatch error; real plugins never call it.
+func ServeWithMajor[O any](def Definition[O], major int) { os.Exit(serveMain(def, major)) }
