@@ -15,14 +15,15 @@ PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build lmbench and every plugin into bin/
+build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>-<name>, as each reports)
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/lmbench ./cmd/lmbench
 	@set -e; for p in $(PLUGINS); do \
-		name=$$(cd $$p && $(GO) run . describe-name 2>/dev/null || true); \
-		[ -n "$$name" ] || { echo "cannot get plugin name of $$p"; exit 1; }; \
-		echo "$(GO) build -o $(BIN)/$$name ./$$p"; \
-		$(GO) build -o $(BIN)/$$name ./$$p; \
+		tmp=$(BIN)/.build-$$(basename $$p); \
+		$(GO) build -o $$tmp ./$$p; \
+		name=$$($$tmp binary-name); \
+		mv -f $$tmp $(BIN)/$$name; \
+		echo "$$p -> bin/$$name"; \
 	done
 
 test: build ## run every module's tests (builds the binaries the end-to-end tests launch)

@@ -22,7 +22,7 @@ import (
 // Serve runs def as a plugin process and exits.
 func Serve[O any](def Definition[O]) {
 	stdout, stderr := os.Stdout, os.Stderr
-	srv := NewServer(def, serve.Logger(stderr).With().Str("plugin", def.Name).Logger())
+	srv := NewServer(def, serve.Logger(stderr))
 	os.Exit(serve.Main(serve.Params{
 		Kind:    handshake.ExporterKind,
 		Name:    def.Name,

@@ -239,10 +239,8 @@ func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue
 		if !ok {
 			return bad()
 		}
-		if spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !contains(spec.EnumValues, s.StringValue) {
-			return Errorf(spec.Name, "must be one of %s, got %q", strings.Join(spec.EnumValues, ", "), s.StringValue)
-		}
-		dst.SetString(s.StringValue)
+		dst.SetString(s.StringValue) // enum membership is checked after Validate
+
 	case pluginv1.OptionType_OPTION_TYPE_BOOL:
 		b, ok := val.GetKind().(*pluginv1.OptionValue_BoolValue)
 		if !ok {
@@ -275,6 +273,9 @@ func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue
 }
 
 func checkBounds(v reflect.Value, spec *pluginv1.OptionSpec) error {
+	if spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !contains(spec.EnumValues, v.String()) {
+		return Errorf(spec.Name, "must be one of %s, got %q", strings.Join(spec.EnumValues, ", "), v.String())
+	}
 	var x float64
 	switch v.Kind() {
 	case reflect.Int, reflect.Int64:

@@ -24,7 +24,7 @@ func Serve[O any](def Definition[O]) {
 
 func serveMain[O any](def Definition[O], major int) int {
 	stdout, stderr := os.Stdout, os.Stderr // captured before go-plugin replaces them
-	srv := NewServer(def, serve.Logger(stderr).With().Str("plugin", def.Name).Logger())
+	srv := NewServer(def, serve.Logger(stderr))
 	return serve.Main(serve.Params{
 		Kind:    handshake.WorkloadKind,
 		Name:    def.Name,

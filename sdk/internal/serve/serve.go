@@ -79,7 +79,7 @@ func Main(p Params, args []string, stdout, stderr io.Writer) int {
 	if os.Getenv(handshake.CookieKey) != handshake.CookieValue {
 		fmt.Fprintf(stderr, "This is the lmbench %s plugin %q; lmbench starts it for you:\n"+
 			"  lmbench run --%s %s   (or --%s-plugin %s)\n"+
-			"Run it by hand with: describe | version\n", p.Kind, p.Name, p.Kind, p.Name, p.Kind, os.Args[0])
+			"Run it by hand with: describe | version | binary-name\n", p.Kind, p.Name, p.Kind, p.Name, p.Kind, os.Args[0])
 		return 1
 	}
 	go watchParent(os.Getppid())

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pyrand"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// questions are asked in turn: query q uses questions[q%len(questions)].
+var questions = [...]string{
+	"What is this document about?",
+	"Summarize the key points.",
+	"What is the main topic discussed?",
+	"Provide a brief overview.",
+}
+
+// maxDocuments bounds the derived document count: beyond it the run could
+// not hold its documents in memory anyway.
+const maxDocuments = 1 << 24
+
+// Validate checks the options with the original's messages, all at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.DocumentLength <= 0 {
+		errs = append(errs, option.Errorf("document-length", "document_length must be positive, got %d", o.DocumentLength))
+	}
+	if o.QueryPerDocument < 1 {
+		errs = append(errs, option.Errorf("query-per-document", "query_per_document must be >= 1, got %d", o.QueryPerDocument))
+	}
+	if o.ShufflePolicy != "random" && o.ShufflePolicy != "tile" {
+		errs = append(errs, option.Errorf("shuffle-policy", "shuffle_policy must be 'random' or 'tile', got '%s'", o.ShufflePolicy))
+	}
+	if o.NumInflightRequests < 1 {
+		errs = append(errs, option.Errorf("num-inflight-requests", "num_inflight_requests must be >= 1, got %d", o.NumInflightRequests))
+	}
+	return errors.Join(errs...)
+}
+
+// numDocuments sizes the document set to fill the KV cache:
+// max(int(kv_cache_volume_gb * tokens_per_gb / document_length), 1), with the
+// original's float arithmetic and truncation.
+func numDocuments(kvCacheGB float64, tokensPerGB int64, documentLength int) (int, error) {
+	f := kvCacheGB * float64(tokensPerGB) / float64(documentLength)
+	if math.IsNaN(f) || f >= maxDocuments {
+		return 0, option.Errorf("document-length",
+			"kv_cache_volume_gb * tokens_per_gb / document_length = %g documents, more than the %d supported; raise it or lower the KV cache volume",
+			f, maxDocuments)
+	}
+	if f < 1 {
+		return 1, nil
+	}
+	return int(f), nil
+}
+
+// pair is one measured request: document Doc, question Query.
+type pair struct{ Doc, Query int }
+
+// schedule lists the (doc, query) pairs query-major (every document for
+// query 0, then query 1, …); "random" shuffles them with Python's
+// Random(seed).shuffle, so the order equals the original's.
+func schedule(numDocs, queries int, policy string, seed int64) []pair {
+	out := make([]pair, 0, numDocs*queries)
+	for q := range queries {
+		for d := range numDocs {
+			out = append(out, pair{Doc: d, Query: q})
+		}
+	}
+	if policy == "random" {
+		pyrand.New(seed).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}
+
+// fillerBody is `words` copies of "hi" joined by spaces (at least one).
+func fillerBody(words int) string {
+	words = max(words, 1)
+	return strings.Repeat("hi ", words-1) + "hi"
+}
+
+// documentText is document d: a distinct header in front of a body shared
+// by all documents, so documents share no prefix with each other.
+func documentText(d int, body string) string {
+	return "Document " + strconv.Itoa(d) + ": " + body
+}
+
+// questionText follows the document in a measured request.
+func questionText(q int) string {
+	return fmt.Sprintf("\n\nQuestion %d: %s", q, questions[q%len(questions)])
+}
+
+type longDocQA struct {
+	o        Options
+	log      zerolog.Logger
+	content  *workload.Registry
+	numDocs  int
+	body     string
+	docs     []workload.Segment // registered lazily; zero until first use
+	schedule []pair
+	warmed   int // documents sent in warmup
+	next     int // index into schedule
+}
+
+func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
+	n, err := numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+	if err != nil {
+		return nil, err
+	}
+	return &longDocQA{
+		o:        o,
+		log:      env.Logger,
+		content:  env.Content,
+		numDocs:  n,
+		body:     fillerBody(o.DocumentLength - 10),
+		docs:     make([]workload.Segment, n),
+		schedule: schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
+	}, nil
+}
+
+func (w *longDocQA) Resolved() map[string]any { return map[string]any{"num-documents": w.numDocs} }
+
+func (w *longDocQA) PlannedRequests() int { return len(w.schedule) }
+
+func (w *longDocQA) Banner() []workload.Field {
+	return []workload.Field{
+		{Label: "Documents", Value: strconv.Itoa(w.numDocs)},
+		{Label: "Queries/doc", Value: strconv.Itoa(w.o.QueryPerDocument)},
+		{Label: "Total requests", Value: strconv.Itoa(len(w.schedule))},
+		{Label: "Document length", Value: strconv.Itoa(w.o.DocumentLength) + " tokens"},
+		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
+		{Label: "Shuffle policy", Value: w.o.ShufflePolicy},
+	}
+}
+
+// document returns a reference to document d, registering its text the
+// first time, so each document crosses the process boundary once, with the
+// first request that needs it.
+func (w *longDocQA) document(d int) workload.Segment {
+	if w.docs[d].Ref == "" {
+		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), documentText(d, w.body))
+	}
+	return w.docs[d]
+}
+
+func (w *longDocQA) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+	switch in.Phase {
+	case workload.Warmup:
+		return w.warmupStep(in), nil
+	case workload.Measure:
+		return w.measureStep(in), nil
+	}
+	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+}
+
+// warmupStep sends the documents one at a time, each once the previous one
+// finished, so every document is in the cache before measuring starts.
+func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
+	if in.InFlight > 0 {
+		return workload.WaitForFinish()
+	}
+	if w.warmed == w.numDocs {
+		w.log.Info().Msgf("Warmup complete: %d documents sent", w.numDocs)
+		return workload.Done()
+	}
+	d := w.warmed
+	w.warmed++
+	w.log.Info().Msgf("Warmup %d/%d", d+1, w.numDocs)
+	req := workload.Chat("warmup_doc"+strconv.Itoa(d), workload.User(w.document(d))).
+		WithMaxTokens(1).
+		Tag("doc", strconv.Itoa(d))
+	return workload.Send(req).WaitForFinish()
+}
+
+// measureStep keeps up to num-inflight-requests requests in flight.
+func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
+	n := min(w.o.NumInflightRequests-in.InFlight, len(w.schedule)-w.next)
+	reqs := make([]workload.Request, 0, max(n, 0))
+	for range n {
+		p := w.schedule[w.next]
+		w.next++
+		id := fmt.Sprintf("doc%d_q%d", p.Doc, p.Query)
+		w.log.Debug().Msgf("Dispatched request %s (doc %d, query %d)", id, p.Doc, p.Query)
+		reqs = append(reqs, workload.Chat(id, workload.User(w.document(p.Doc), workload.Text(questionText(p.Query)))).
+			Tag("doc", strconv.Itoa(p.Doc)).
+			Tag("query", strconv.Itoa(p.Query)))
+	}
+	if w.next == len(w.schedule) {
+		return workload.Send(reqs...).Done() // the host waits for what is in flight
+	}
+	return workload.Send(reqs...).WaitForFinish()
+}
+
+// OnFinished reports failed warmup requests; measured results need nothing.
+func (w *longDocQA) OnFinished(_ context.Context, results []workload.Result) error {
+	for _, r := range results {
+		if r.Phase == workload.Warmup && !r.Success {
+			w.log.Warn().Msgf("Warmup %s failed: %s", r.ID, r.Error)
+		}
+	}
+	return nil
+}

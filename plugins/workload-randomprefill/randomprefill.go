@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/handshake"
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// stepBytes bounds the prompt text of one Step response. The original
+// fires every request at once; huge runs (N × length beyond the gRPC
+// message limit) go out over several immediate Steps instead of failing.
+const stepBytes = handshake.BatchBytes
+
+// Validate checks the options with the original's messages, all at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.RequestLength <= 0 {
+		errs = append(errs, option.Errorf("request-length", "request_length must be positive, got %d", o.RequestLength))
+	}
+	if o.NumRequests < 1 {
+		errs = append(errs, option.Errorf("num-requests", "num_requests must be >= 1, got %d", o.NumRequests))
+	}
+	return errors.Join(errs...)
+}
+
+// fillerBody is `words` copies of "hi" joined by spaces (at least one).
+func fillerBody(words int) string {
+	words = max(words, 1)
+	return strings.Repeat("hi ", words-1) + "hi"
+}
+
+// promptText is prompt i: a distinct header in front of a shared body, so
+// no two prompts share a prefix (despite the name, nothing is random).
+func promptText(i int, body string) string {
+	return "Request " + strconv.Itoa(i) + ": " + body
+}
+
+type randomPrefill struct {
+	o    Options
+	log  zerolog.Logger
+	body string
+	next int // prompts sent
+}
+
+func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
+	return &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10)}, nil
+}
+
+func (w *randomPrefill) PlannedRequests() int { return w.o.NumRequests }
+
+func (w *randomPrefill) Banner() []workload.Field {
+	return []workload.Field{
+		{Label: "Requests", Value: strconv.Itoa(w.o.NumRequests)},
+		{Label: "Request length", Value: strconv.Itoa(w.o.RequestLength) + " tokens"},
+		{Label: "Max output", Value: "1 token"},
+	}
+}
+
+func (w *randomPrefill) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+	switch in.Phase {
+	case workload.Warmup:
+		return workload.Done(), nil // no warmup: every prompt must be a cache miss
+	case workload.Measure:
+		return w.dispatch(), nil
+	}
+	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+}
+
+// dispatch sends every prompt at once (max_tokens 1: prefill only), split
+// over immediate Steps only when they would not fit in one response.
+func (w *randomPrefill) dispatch() workload.StepOutput {
+	var reqs []workload.Request
+	for size := 0; w.next < w.o.NumRequests; w.next++ {
+		size += len(w.body) + 32
+		if len(reqs) > 0 && size > stepBytes {
+			break
+		}
+		i := w.next
+		reqs = append(reqs, workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(promptText(i, w.body)))).
+			WithMaxTokens(1).
+			Tag("index", strconv.Itoa(i)))
+	}
+	if w.next < w.o.NumRequests {
+		return workload.Send(reqs...) // call again at once for the rest
+	}
+	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
+	return workload.Send(reqs...).Done()
+}
+
+// OnFinished needs nothing: the host measures every request.
+func (w *randomPrefill) OnFinished(context.Context, []workload.Result) error { return nil }

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/sdktest"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func small() map[string]any { return map[string]any{"request-length": 100, "num-requests": 5} }
+
+func content(t *testing.T, s sdktest.Sent) string {
+	t.Helper()
+	if len(s.Messages) != 1 || s.Messages[0].Role != "user" {
+		t.Fatalf("%s: want one user message, got %+v", s.ID, s.Messages)
+	}
+	return s.Messages[0].Content
+}
+
+func TestSchema(t *testing.T) {
+	t.Parallel()
+	specs, err := option.Specs(Definition.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Label, Help string
+		Default           any
+		Min               float64
+	}
+	var got []row
+	for _, s := range specs {
+		got = append(got, row{s.GetName(), s.GetLabel(), s.GetHelp(), option.Interface(s.GetDefault()), s.GetMin()})
+	}
+	want := []row{
+		{"request-length", "Request length (tokens)", "Token length per request.", int64(10000), 1},
+		{"num-requests", "Number of requests", "Number of requests to send.", int64(50), 1},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("option schema (-want +got):\n%s", d)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts map[string]any
+		want map[string]any
+	}{
+		{"defaults", nil, map[string]any{"request-length": int64(10000), "num-requests": int64(50)}},
+		{"custom", small(), map[string]any{"request-length": int64(100), "num-requests": int64(5)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := sdktest.Run(t, Definition, sdktest.Options{Options: tc.opts})
+			if d := cmp.Diff(tc.want, tr.Resolved); d != "" {
+				t.Errorf("resolved (-want +got):\n%s", d)
+			}
+			if n := int(tc.want["num-requests"].(int64)); tr.Planned != n || len(tr.Measured()) != n {
+				t.Errorf("planned %d, sent %d; want %d", tr.Planned, len(tr.Measured()), n)
+			}
+		})
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	t.Parallel()
+	type fieldError struct{ Option, Message string }
+	tests := []struct {
+		name string
+		opts map[string]any
+		want []fieldError
+	}{
+		{"length 0", map[string]any{"request-length": 0}, []fieldError{{"request-length", "request_length must be positive, got 0"}}},
+		{"length -1", map[string]any{"request-length": -1}, []fieldError{{"request-length", "request_length must be positive, got -1"}}},
+		{"count 0", map[string]any{"num-requests": 0}, []fieldError{{"num-requests", "num_requests must be >= 1, got 0"}}},
+		{"both", map[string]any{"request-length": 0, "num-requests": -3}, []fieldError{
+			{"request-length", "request_length must be positive, got 0"},
+			{"num-requests", "num_requests must be >= 1, got -3"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
+			var ce *sdktest.ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
+			}
+			var got []fieldError
+			for _, fe := range ce.Errors {
+				got = append(got, fieldError{fe.GetOption(), fe.GetMessage()})
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("field errors (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestBanner(t *testing.T) {
+	t.Parallel()
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small()})
+	want := []workload.Field{
+		{Label: "Requests", Value: "5"},
+		{Label: "Request length", Value: "100 tokens"},
+		{Label: "Max output", Value: "1 token"},
+	}
+	if d := cmp.Diff(want, tr.Banner); d != "" {
+		t.Errorf("banner (-want +got):\n%s", d)
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	t.Parallel()
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small()})
+	sent := tr.Measured()
+	if len(sent) != 5 {
+		t.Fatalf("%d prompts, want 5", len(sent))
+	}
+	for i, s := range sent {
+		c := content(t, s)
+		if prefix := fmt.Sprintf("Request %d: ", i); !strings.HasPrefix(c, prefix) {
+			t.Errorf("prompt %d starts %.20q, want prefix %q", i, c, prefix)
+		}
+		words := strings.Fields(c)
+		if n := len(words) - 2; n != 90 || slices.ContainsFunc(words[2:], func(w string) bool { return w != "hi" }) {
+			t.Errorf("prompt %d: want 90 \"hi\" after the header, got %d words", i, n)
+		}
+		if strings.Contains(c, "  ") || strings.HasSuffix(c, " ") {
+			t.Errorf("prompt %d is not single-space joined", i)
+		}
+	}
+	if got := promptText(7, fillerBody(3-10)); got != "Request 7: hi" {
+		t.Errorf("a prompt shorter than its header is %q, want one \"hi\"", got)
+	}
+}
+
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := zerolog.New(&buf)
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small(), Logger: &log})
+	if len(tr.Warmup()) != 0 || tr.WarmupElapsed != 0 {
+		t.Errorf("warmup sent %d requests in %v, want none", len(tr.Warmup()), tr.WarmupElapsed)
+	}
+	want := []string{"prefill_0", "prefill_1", "prefill_2", "prefill_3", "prefill_4"}
+	if d := cmp.Diff(want, sdktest.IDs(tr.Measured())); d != "" {
+		t.Errorf("ids (-want +got):\n%s", d)
+	}
+	for i, s := range tr.Measured() {
+		if s.Offset != 0 || s.MaxTokens != 1 {
+			t.Errorf("%s: sent at %v with max_tokens %d; want all at 0 with max_tokens 1", s.ID, s.Offset, s.MaxTokens)
+		}
+		if d := cmp.Diff(map[string]string{"index": fmt.Sprint(i)}, s.Tags); d != "" {
+			t.Errorf("%s: tags (-want +got):\n%s", s.ID, d)
+		}
+	}
+	// One warmup Step (done at once) and one measure Step that sends all and is done.
+	if tr.Steps != 2 {
+		t.Errorf("%d Steps, want 2 (no redispatch after the first measure step)", tr.Steps)
+	}
+	var msgs []string
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, fmt.Sprint(m[zerolog.LevelFieldName], ": ", m[zerolog.MessageFieldName]))
+	}
+	if d := cmp.Diff([]string{"info: Dispatched all 5 requests"}, msgs); d != "" {
+		t.Errorf("logs (-want +got):\n%s", d)
+	}
+}
+
+func TestFirstStepSendsAllThenDone(t *testing.T) {
+	t.Parallel()
+	wl, err := Definition.New(Options{RequestLength: 100, NumRequests: 5}, workload.Env{Logger: zerolog.Nop(), Content: workload.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	out, err := wl.Step(ctx, workload.StepInput{Phase: workload.Warmup})
+	if err != nil || !reflect.DeepEqual(out, workload.Done()) { // StepOutput keeps its next action unexported
+		t.Errorf("warmup step = %+v, %v; want Done with no requests", out, err)
+	}
+	out, err = wl.Step(ctx, workload.StepInput{Phase: workload.Measure})
+	if err != nil || len(out.Requests) != 5 {
+		t.Fatalf("first measure step sent %d requests (%v), want 5", len(out.Requests), err)
+	}
+	for _, r := range out.Requests {
+		if r.MaxTokens != 1 {
+			t.Errorf("%s: max_tokens %d, want 1", r.ID, r.MaxTokens)
+		}
+	}
+	if out.Requests = nil; !reflect.DeepEqual(out, workload.Done()) {
+		t.Errorf("first measure step does not end the phase: %+v", out)
+	}
+}
+
+// TestHugeRunSplitsSteps: prompts that would not fit in one gRPC message go
+// out over several Steps at the same instant.
+func TestHugeRunSplitsSteps(t *testing.T) {
+	t.Parallel()
+	quick := func(s sdktest.Sent) sdktest.Reply {
+		return sdktest.Reply{Success: true, TTFT: time.Millisecond, Latency: time.Millisecond, OutputTokens: 1}
+	}
+	// 60 prompts of ~300 kB: ~18 MB in all.
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: map[string]any{"request-length": 100000, "num-requests": 60}, Engine: quick})
+	sent := tr.Measured()
+	if len(sent) != 60 {
+		t.Fatalf("%d sent, want 60", len(sent))
+	}
+	for i, s := range sent {
+		if s.ID != fmt.Sprint("prefill_", i) || s.Offset != 0 {
+			t.Errorf("request %d: %s at %v, want prefill_%d at 0", i, s.ID, s.Offset, i)
+		}
+	}
+	if tr.Steps < 4 {
+		t.Errorf("%d Steps: the prompts were not split", tr.Steps)
+	}
+}
+
+// TestGoldenTranscript pins the request stream of a tiny run through gRPC.
+// Rewrite with `go test -run TestGoldenTranscript -update`.
+func TestGoldenTranscript(t *testing.T) {
+	t.Parallel()
+	tr := sdktest.RunGRPC(t, Definition, sdktest.Options{Options: map[string]any{"request-length": 13, "num-requests": 3}})
+	var got bytes.Buffer
+	enc := json.NewEncoder(&got)
+	for _, s := range tr.Requests {
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join("testdata", "transcript.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), got.String()); d != "" {
+		t.Errorf("transcript differs from %s (-want +got):\n%s", path, d)
+	}
+}
