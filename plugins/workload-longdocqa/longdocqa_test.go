@@ -179,10 +179,8 @@ func TestInvalidOptions(t *testing.T) {
 			[]fieldError{{"query-per-document", "query_per_document must be >= 1, got 0"}}},
 		{"inflight 0", map[string]any{"num-inflight-requests": 0},
 			[]fieldError{{"num-inflight-requests", "num_inflight_requests must be >= 1, got 0"}}},
-		// The SDK checks enum values before Validate runs, so its message wins here;
-		// TestValidateShufflePolicy covers the original's message.
 		{"policy unknown", map[string]any{"shuffle-policy": "unknown"},
-			[]fieldError{{"shuffle-policy", `must be one of random, tile, got "unknown"`}}},
+			[]fieldError{{"shuffle-policy", "shuffle_policy must be 'random' or 'tile', got 'unknown'"}}},
 		{"all reported together", map[string]any{"document-length": 0, "num-inflight-requests": -2},
 			[]fieldError{
 				{"document-length", "document_length must be positive, got 0"},
