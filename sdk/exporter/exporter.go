@@ -7,6 +7,9 @@
 // Write after Finish; Finish without any Write is valid and must still
 // produce well-formed (empty) files. Write should make data durable as it
 // goes so a killed run keeps what was written; Finish flushes and closes.
+//
+// Test an exporter in-process with sdktest.RunExporter (the host's call
+// sequence) and sdktest.CheckExporter (the lifecycle contract above).
 package exporter
 
 import (

@@ -89,7 +89,7 @@ func (s *server[O]) Configure(_ context.Context, req *exporterv1.ConfigureReques
 		return &exporterv1.ConfigureResponse{Errors: fieldErrors(err)}, nil
 	}
 	s.mu.Lock()
-	s.exp = exp
+	s.exp, s.finished = exp, false // a new exporter starts a new lifecycle
 	s.mu.Unlock()
 	resp := &exporterv1.ConfigureResponse{Resolved: map[string]*pluginv1.OptionValue{}}
 	specs, _ := option.Specs(opts)
@@ -107,7 +107,10 @@ func fieldErrors(err error) []*pluginv1.FieldError {
 	return out
 }
 
-func (s *server[O]) state() (Exporter, error) {
+// state returns the exporter if it may still be used; finish marks it
+// finished in the same critical section, so two Finish calls cannot both
+// reach the exporter.
+func (s *server[O]) state(finish bool) (Exporter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -116,11 +119,12 @@ func (s *server[O]) state() (Exporter, error) {
 	case s.finished:
 		return nil, status.Error(codes.FailedPrecondition, "exporter used after Finish")
 	}
+	s.finished = finish
 	return s.exp, nil
 }
 
 func (s *server[O]) Write(ctx context.Context, req *exporterv1.WriteRequest) (*exporterv1.WriteResponse, error) {
-	exp, err := s.state()
+	exp, err := s.state(false)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +139,10 @@ func (s *server[O]) Write(ctx context.Context, req *exporterv1.WriteRequest) (*e
 }
 
 func (s *server[O]) Finish(ctx context.Context, req *exporterv1.FinishRequest) (*exporterv1.FinishResponse, error) {
-	exp, err := s.state()
+	exp, err := s.state(true)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.finished = true
-	s.mu.Unlock()
 	sm := req.GetSummary()
 	files, err := exp.Finish(ctx, Summary{
 		RunID:       sm.GetRunId(),

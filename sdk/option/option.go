@@ -20,9 +20,11 @@ package option
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,13 +124,17 @@ func fields(t reflect.Type) ([]field, error) {
 		default:
 			return nil, fmt.Errorf("field %s: unsupported option type %s", sf.Name, sf.Type)
 		}
-		for tag, dst := range map[string]**float64{"min": &spec.Min, "max": &spec.Max} {
-			if s := sf.Tag.Get(tag); s != "" {
+		// A slice, not a map: with both tags bad the error must not vary between runs.
+		for _, b := range []struct {
+			tag string
+			dst **float64
+		}{{"min", &spec.Min}, {"max", &spec.Max}} {
+			if s := sf.Tag.Get(b.tag); s != "" {
 				v, err := strconv.ParseFloat(s, 64)
 				if err != nil {
-					return nil, fmt.Errorf("field %s: %s tag %q is not a number", sf.Name, tag, s)
+					return nil, fmt.Errorf("field %s: %s tag %q is not a number", sf.Name, b.tag, s)
 				}
-				*dst = &v
+				*b.dst = &v
 			}
 		}
 		out = append(out, field{index: i, spec: spec})
@@ -140,6 +146,9 @@ func fields(t reflect.Type) ([]field, error) {
 // field's value as its default.
 func Specs(defaults any) ([]*pluginv1.OptionSpec, error) {
 	v := reflect.ValueOf(defaults)
+	if !v.IsValid() {
+		return nil, errors.New("options must be a struct, got nil")
+	}
 	fs, err := fields(v.Type())
 	if err != nil {
 		return nil, err
@@ -180,6 +189,21 @@ func Value(x any) *pluginv1.OptionValue {
 	case float64:
 		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_FloatValue{FloatValue: v}}
 	}
+	// Named types (type Policy string) are accepted as options by kind, so
+	// their values must convert too, or their defaults would be lost.
+	if x == nil {
+		return nil
+	}
+	switch rv := reflect.ValueOf(x); rv.Kind() {
+	case reflect.String:
+		return Value(rv.String())
+	case reflect.Bool:
+		return Value(rv.Bool())
+	case reflect.Int, reflect.Int64:
+		return Value(rv.Int())
+	case reflect.Float64:
+		return Value(rv.Float())
+	}
 	return nil
 }
 
@@ -198,13 +222,14 @@ func Decode[O any](defaults O, values map[string]*pluginv1.OptionValue) (O, erro
 		byName[f.spec.Name] = f
 	}
 	var errs []error
-	for name, val := range values {
+	// Sorted, so several problems are always reported in the same order.
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		f, ok := byName[name]
 		if !ok {
 			errs = append(errs, Errorf(name, "unknown option"))
 			continue
 		}
-		if err := set(v.Field(f.index), f.spec, val); err != nil {
+		if err := set(v.Field(f.index), f.spec, values[name]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -252,7 +277,8 @@ func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue
 		case *pluginv1.OptionValue_IntValue:
 			dst.SetInt(k.IntValue)
 		case *pluginv1.OptionValue_FloatValue:
-			if k.FloatValue != math.Trunc(k.FloatValue) {
+			// Out of int64's range the conversion is undefined, not an error.
+			if k.FloatValue != math.Trunc(k.FloatValue) || k.FloatValue < math.MinInt64 || k.FloatValue >= math.MaxInt64 {
 				return bad()
 			}
 			dst.SetInt(int64(k.FloatValue))

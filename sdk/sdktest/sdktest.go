@@ -1,13 +1,25 @@
-// Package sdktest runs a workload plugin in-process, on a virtual clock,
-// against a fake engine, and records what it sends: a transcript that tests
-// compare against expectations or golden files. Run calls the plugin's
-// protocol server directly; RunGRPC sends the same calls through real gRPC
-// (in-process) to also exercise the wire conversions and message limits.
+// Package sdktest tests plugins in-process, with no subprocess and no host.
 //
-//	tr := sdktest.Run(t, main.Definition, sdktest.Options{
-//		Options: map[string]any{"document-length": 100},
-//	})
-//	if got := len(tr.Measured()); got != 8 { ... }
+// Run drives a workload through Describe, Configure, WARMUP and MEASURE on
+// a virtual clock against a fake engine (Options.Engine), and returns a
+// Transcript: every request as the engine would receive it, with its
+// virtual send time, plus the results delivered to OnFinished. RunGRPC does
+// the same through real gRPC (go-plugin's in-process test connection) to
+// also exercise the wire conversions; note that connection uses gRPC's
+// default 4 MiB receive limit on the plugin side, not Serve's 256 MiB.
+//
+//	func TestShape(t *testing.T) { // in the plugin's package main
+//		tr := sdktest.Run(t, Definition, sdktest.Options{
+//			Options: map[string]any{"document-length": 100},
+//		})
+//		if got := len(tr.Measured()); got != 8 { ... }
+//	}
+//
+// CheckWorkload and CheckExporter are contract checkers every plugin
+// should call once: a valid option schema, a clean run with defaults,
+// deterministic transcripts, the same behaviour over gRPC, and (for
+// exporters) the Write/Finish lifecycle. RunExporter drives an exporter
+// like the host does.
 package sdktest
 
 import (
@@ -180,7 +192,8 @@ func RunE[O any](def workload.Definition[O], o Options) (*Transcript, error) {
 	return drive(context.Background(), workload.NewServer(def, logger(o)), o)
 }
 
-// RunGRPC is Run through real gRPC (in-process, go-plugin's test connection).
+// RunGRPC is Run through real gRPC (in-process, go-plugin's test
+// connection): the transcript must equal Run's.
 func RunGRPC[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript {
 	t.Helper()
 	c, closeFn := dialGRPC(t, def, o)
@@ -248,13 +261,9 @@ func drive(ctx context.Context, c client, o Options) (*Transcript, error) {
 	if _, err := c.Describe(ctx, &workloadv1.DescribeRequest{}); err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}
-	opts := map[string]*pluginv1.OptionValue{}
-	for k, v := range o.Options {
-		ov := option.Value(v)
-		if ov == nil {
-			return nil, fmt.Errorf("option %s: unsupported Go type %T", k, v)
-		}
-		opts[k] = ov
+	opts, err := optionValues(o.Options)
+	if err != nil {
+		return nil, err
 	}
 	cm := withDefaults(o.Common)
 	cr, err := c.Configure(ctx, &workloadv1.ConfigureRequest{Options: opts, Common: &workloadv1.Common{

@@ -1,6 +1,7 @@
 // Package workload is how a workload plugin is written: declare options as a
 // tagged struct (see package option), implement Step and OnFinished, and
-// call Serve from main.
+// call Serve from main. A complete plugin with tests is in
+// sdk/examples/fixedprefix.
 //
 //	type Options struct {
 //		Requests int `opt:"requests" help:"Requests to send." min:"1"`
@@ -12,13 +13,57 @@
 //		New: func(o Options, env workload.Env) (workload.Workload, error) { return &fixed{o: o}, nil },
 //	}
 //
+//	type fixed struct {
+//		o    Options
+//		sent int
+//	}
+//
+//	func (w *fixed) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+//		if in.Phase == workload.Warmup || w.sent == w.o.Requests {
+//			return workload.Done(), nil
+//		}
+//		w.sent++
+//		id := "q" + strconv.Itoa(w.sent)
+//		return workload.Send(workload.Chat(id, workload.User(workload.Text("Hello?")))).
+//			WakeAt(in.Offset + time.Second), nil
+//	}
+//
+//	func (w *fixed) OnFinished(context.Context, []workload.Result) error { return nil }
+//
 //	func main() { workload.Serve(Definition) }
 //
-// The host owns the clock, the engine sender and all measurement. A
-// workload only returns requests from Step (with when to be called next)
-// and learns their outcome in OnFinished; both are called from one loop.
-// Long text is registered once with Env.Content and referenced by requests,
-// so it crosses the process boundary once.
+// # How a run works
 //
-// Test a workload in-process with package sdktest.
+// The host owns the clock, the engine sender and all measurement. It runs
+// two phases, WARMUP then MEASURE, each with its own clock starting at 0.
+// In each phase it calls Step, sends the requests Step returned, and calls
+// Step again when the StepOutput asks: at once (Send alone), at a phase
+// offset (WakeAt), when any request finishes (WaitForFinish), whichever
+// comes first (WaitForFinishOr), or never again (Done, after which the host
+// waits for the phase's requests to finish). Finished requests are
+// delivered to OnFinished before the next Step. Step and OnFinished are
+// called from one loop, never concurrently.
+//
+// Request ids must be unique in a run; tags (Request.Tag) are copied into
+// every exported record, and their keys belong in Definition.TagKeys.
+// Long text is registered once with Env.Content and referenced by requests
+// (the returned Segment), so it crosses the process boundary once.
+//
+// A workload may also implement Bannerer (lines for the banner printed
+// before the run), Resolver (derived settings reported with the options)
+// and Planner (the number of measured requests, for progress).
+//
+// Configure errors point at options: return an *option.FieldError (or
+// several joined with errors.Join) from the options' Validate method or
+// from New, and the host shows it as --<prefix>-<option>: <message>.
+//
+// # Testing
+//
+// Package sdktest runs a Definition in-process on a virtual clock:
+// sdktest.Run returns a transcript of what was sent and when, and
+// sdktest.CheckWorkload checks the plugin contract. StepOutput.String makes
+// Step's answer easy to compare in unit tests.
+//
+// Plugins log with Env.Logger (it reaches the host's log at the right
+// level) and never write to stdout, which go-plugin uses for its handshake.
 package workload

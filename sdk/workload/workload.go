@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -154,9 +155,35 @@ func (o StepOutput) WaitForFinishOr(d time.Duration) StepOutput {
 // requests to finish and delivers them to OnFinished before moving on.
 func (o StepOutput) Done() StepOutput { o.next = nextDone; return o }
 
-func WakeAt(d time.Duration) StepOutput { return StepOutput{}.WakeAt(d) }
-func WaitForFinish() StepOutput         { return StepOutput{}.WaitForFinish() }
-func Done() StepOutput                  { return StepOutput{}.Done() }
+// String says what o asks for, e.g. "send [q0 q1], then wake at 1s"; unit
+// tests that call Step directly can compare it.
+func (o StepOutput) String() string {
+	ids := make([]string, len(o.Requests))
+	for i, r := range o.Requests {
+		ids[i] = r.ID
+	}
+	var next string
+	switch o.next {
+	case nextNow:
+		next = "step again now"
+	case nextWakeAt:
+		next = "wake at " + o.at.String()
+	case nextWakeAtOrFinish:
+		next = "wait for a finish or " + o.at.String()
+	case nextFinish:
+		next = "wait for a finish"
+	case nextDone:
+		next = "done"
+	}
+	return "send [" + strings.Join(ids, " ") + "], then " + next
+}
+
+// WakeAt, WaitForFinish, WaitForFinishOr and Done are Send() followed by
+// the method of the same name: nothing to send now.
+func WakeAt(d time.Duration) StepOutput          { return StepOutput{}.WakeAt(d) }
+func WaitForFinish() StepOutput                  { return StepOutput{}.WaitForFinish() }
+func WaitForFinishOr(d time.Duration) StepOutput { return StepOutput{}.WaitForFinishOr(d) }
+func Done() StepOutput                           { return StepOutput{}.Done() }
 
 // Result is a finished request as measured by the host.
 type Result struct {
