@@ -1,0 +1,311 @@
+package plugin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lmbench/lmbench/sdk/handshake"
+	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/wire"
+)
+
+// StartTimeout bounds the plugin handshake.
+const StartTimeout = 10 * time.Second
+
+// envAllow is what a plugin inherits from the host's environment. Nothing
+// else crosses: in particular no API keys (OPENAI_API_KEY stays in the host).
+var envAllow = []string{"PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER",
+	"SYSTEMROOT", "XDG_DATA_HOME", "XDG_CACHE_HOME", "GOCOVERDIR"}
+
+func pluginEnv(logLevel zerolog.Level) []string {
+	var env []string
+	for _, k := range envAllow {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "LMBENCH_PLUGIN_LOG_LEVEL="+logLevel.String())
+}
+
+// Client is one running plugin process.
+type Client struct {
+	Kind string
+	Path string
+	Name string // for logs: the binary's base name until Describe tells the canonical name
+
+	gp     *goplugin.Client
+	stderr *ring
+	raw    any
+	once   sync.Once
+}
+
+// Launch starts the plugin binary at path and completes the handshake.
+// The returned client must be Killed.
+func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
+	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40)}
+	cmd := exec.Command(path)
+	cmd.Env = pluginEnv(log.GetLevel())
+	cfg := &goplugin.ClientConfig{
+		HandshakeConfig:  handshake.Config(handshake.ProtocolMajor),
+		VersionedPlugins: wire.HostPlugins(),
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Managed:          true,
+		StartTimeout:     StartTimeout,
+		Stderr:           c.stderr,
+		Logger:           newHCLogger(log, c.Name),
+		GRPCDialOptions:  wire.GRPCDialOptions(),
+	}
+	if sum, err := os.ReadFile(path + ".sha256"); err == nil {
+		want, err := hex.DecodeString(strings.Fields(string(sum) + " x")[0])
+		if err != nil {
+			return nil, fmt.Errorf("%s plugin %s: checksum file %s.sha256 is not hex: %v", kind, path, path, err)
+		}
+		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()} // one per client: Hash keeps state
+	}
+	c.gp = goplugin.NewClient(cfg)
+	rpc, err := c.gp.Client()
+	if err != nil {
+		c.Kill()
+		return nil, c.startError(err)
+	}
+	raw, err := rpc.Dispense(kind)
+	if err != nil {
+		c.Kill()
+		return nil, fmt.Errorf("%s plugin %s: %w", kind, path, err)
+	}
+	c.raw = raw
+	return c, nil
+}
+
+var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
+
+func (c *Client) startError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "incompatible API version"):
+		pv := "unknown"
+		if m := versionRE.FindStringSubmatch(msg); m != nil {
+			pv = "v" + m[1]
+		}
+		return fmt.Errorf("%s plugin %s speaks lmbench plugin protocol %s, this lmbench speaks %v: rebuild the plugin against a matching lmbench sdk",
+			c.Kind, c.Path, pv, majors())
+	case strings.Contains(msg, "checksums did not match"):
+		return fmt.Errorf("%s plugin %s: its checksum does not match %s.sha256", c.Kind, c.Path, c.Path)
+	case strings.Contains(msg, "Unrecognized remote plugin message"),
+		strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "timeout while waiting for plugin to start"):
+		tail := c.stderr.String()
+		if tail != "" {
+			tail = "; its stderr ended with:\n" + indent(tail)
+		}
+		return fmt.Errorf("%s is not a working lmbench %s plugin (protocol %v): it did not complete the plugin handshake (%s)%s",
+			c.Path, c.Kind, majors(), firstLine(msg), tail)
+	}
+	return fmt.Errorf("%s plugin %s: %w", c.Kind, c.Path, err)
+}
+
+func majors() string {
+	var s []string
+	for _, m := range handshake.SupportedMajors {
+		s = append(s, fmt.Sprintf("v%d", m))
+	}
+	return strings.Join(s, ",")
+}
+
+// Workload returns the workload client (nil for an exporter).
+func (c *Client) Workload() workloadv1.WorkloadServiceClient {
+	w, _ := c.raw.(workloadv1.WorkloadServiceClient)
+	return w
+}
+
+// Exporter returns the exporter client (nil for a workload).
+func (c *Client) Exporter() exporterv1.ExporterServiceClient {
+	e, _ := c.raw.(exporterv1.ExporterServiceClient)
+	return e
+}
+
+// Exited reports whether the plugin process has exited.
+func (c *Client) Exited() bool { return c.gp != nil && c.gp.Exited() }
+
+// Kill stops the plugin process (graceful gRPC shutdown, then a kill) and
+// waits for it. Safe to call more than once.
+func (c *Client) Kill() {
+	c.once.Do(func() {
+		if c.gp != nil {
+			c.gp.Kill()
+		}
+	})
+}
+
+// Pid returns the plugin's process id (0 if unknown).
+func (c *Client) Pid() int {
+	if c.gp == nil || c.gp.ReattachConfig() == nil {
+		return 0
+	}
+	return c.gp.ReattachConfig().Pid
+}
+
+// Wrap turns an RPC error into one that says which plugin failed and, if it
+// died, quotes the end of its stderr (the panic) instead of a raw gRPC error.
+func (c *Client) Wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable || c.Exited() {
+		time.Sleep(50 * time.Millisecond) // let the stderr reader catch the last lines
+		tail := c.stderr.String()
+		if tail != "" {
+			tail = "; its last stderr lines:\n" + indent(tail)
+		}
+		return fmt.Errorf("%s plugin %s (%s) crashed or exited during %s%s", c.Kind, c.Name, c.Path, op, tail)
+	}
+	if st, ok := status.FromError(err); ok {
+		return fmt.Errorf("%s plugin %s: %s failed: %s", c.Kind, c.Name, op, st.Message())
+	}
+	return fmt.Errorf("%s plugin %s: %s failed: %w", c.Kind, c.Name, op, err)
+}
+
+// KillAll kills clients in parallel and waits for all.
+func KillAll(clients ...*Client) {
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Kill() }()
+	}
+	wg.Wait()
+}
+
+// Cleanup kills every plugin process this host started (go-plugin's
+// managed clients): a backstop for main, deferred once.
+func Cleanup() { goplugin.CleanupClients() }
+
+func baseName(path string) string {
+	i := strings.LastIndexAny(path, `/\`)
+	return path[i+1:]
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// ring keeps the last n lines written to it.
+type ring struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+	part  []byte
+}
+
+func newRing(n int) *ring { return &ring{n: n} }
+
+func (r *ring) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range p {
+		if b == '\n' {
+			r.lines = append(r.lines, string(r.part))
+			r.part = r.part[:0]
+			if len(r.lines) > r.n {
+				r.lines = r.lines[len(r.lines)-r.n:]
+			}
+			continue
+		}
+		if len(r.part) < 4096 {
+			r.part = append(r.part, b)
+		}
+	}
+	return len(p), nil
+}
+
+func (r *ring) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Keep the panic (and what follows) if there is one, else the tail.
+	lines := r.lines
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			lines = lines[i:]
+			break
+		}
+	}
+	if len(lines) > 20 {
+		lines = lines[:20]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// newHCLogger routes go-plugin's logging (including each plugin stderr
+// line it parsed, with the plugin's level) into zerolog.
+func newHCLogger(log zerolog.Logger, name string) hclog.Logger {
+	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin", Output: discard{}, Level: hclog.Trace})
+	l.RegisterSink(sink{log: log, name: name})
+	return l
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+type sink struct {
+	log  zerolog.Logger
+	name string
+}
+
+func (s sink) Accept(_ string, level hclog.Level, msg string, args ...any) {
+	var ev *zerolog.Event
+	switch level {
+	case hclog.Trace:
+		ev = s.log.Trace()
+	case hclog.Debug:
+		ev = s.log.Debug()
+	case hclog.Info:
+		ev = s.log.Info()
+	case hclog.Warn:
+		ev = s.log.Warn()
+	case hclog.Error:
+		ev = s.log.Error()
+	default:
+		ev = s.log.Debug()
+	}
+	if !ev.Enabled() {
+		return
+	}
+	ev = ev.Str("plugin", s.name)
+	for i := 0; i+1 < len(args); i += 2 {
+		k, _ := args[i].(string)
+		if k == "" || k == "timestamp" || k == "plugin" {
+			continue
+		}
+		ev = ev.Interface(k, args[i+1])
+	}
+	ev.Msg(msg)
+}
+
+// SetName sets the name used in logs and errors (the canonical name from Describe).
+func (c *Client) SetName(n string) { c.Name = n }

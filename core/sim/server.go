@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Server is the simulated engine behind its HTTP API. Create it with New;
+// serve it with Start, or mount Handler on a server of your own. Close ends
+// it either way.
+type Server struct {
+	cfg     Config
+	log     zerolog.Logger
+	engine  *engine
+	handler http.Handler
+
+	// Seams for golden tests.
+	now   func() time.Time // for "created" fields
+	newID func() string    // the random part of response ids
+
+	closing context.Context // done once Close is called
+	stop    context.CancelFunc
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup // handlers running; Add only under mu while !closed
+	http     *http.Server   // set by Start
+}
+
+// New returns a Server for cfg, which must be valid.
+func New(cfg Config, log zerolog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: invalid config: %w", err)
+	}
+	closing, stop := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		engine:  newEngine(cfg),
+		now:     time.Now,
+		newID:   randomID,
+		closing: closing,
+		stop:    stop,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("POST /v1/completions", s.handleText)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.handler = s.track(mux)
+	return s, nil
+}
+
+// Handler returns the HTTP API, for mounting on a server of your own (or
+// httptest). Close still cancels the requests it is serving.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on addr, which must be a loopback address such as
+// "127.0.0.1:0" (port 0 picks a free port), serves in the background and
+// returns the base URL, e.g. "http://127.0.0.1:41234". It refuses any other
+// address: the simulator is a test double, never a service.
+func (s *Server) Start(addr string) (baseURL string, err error) {
+	if err := checkLoopback(addr); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return "", errors.New("sim: Start after Close")
+	case s.http != nil:
+		return "", errors.New("sim: already started")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("sim: listen on %s: %w", addr, err)
+	}
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() { // "localhost" resolved elsewhere
+		ln.Close()
+		return "", fmt.Errorf("sim: %s resolved to non-loopback %s", addr, ip)
+	}
+	s.http = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(s.log.With().Str("component", "http").Logger(), "", 0),
+	}
+	go func() {
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("sim: serve")
+		}
+	}()
+	baseURL = "http://" + ln.Addr().String()
+	s.log.Info().Str("url", baseURL).Str("model", s.cfg.Model).Msg("simulated engine listening")
+	return baseURL, nil
+}
+
+// checkLoopback accepts host:port where host is a loopback IP or
+// "localhost".
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("sim: address %q: %w (want host:port, e.g. 127.0.0.1:0)", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("sim: address %q: host must be loopback (127.0.0.1, ::1 or localhost), got %q", addr, host)
+	}
+	return nil
+}
+
+// Close stops the listener (if Start was called), cancels every request in
+// flight, waits for their handlers to return and refuses new requests. It
+// is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	hs := s.http
+	s.mu.Unlock()
+
+	s.stop()
+	var err error
+	if hs != nil {
+		err = hs.Close()
+	}
+	s.inflight.Wait()
+	return err
+}
+
+// track counts handlers in flight for Close and ends each request's
+// context when the server closes, even under a caller's own http.Server.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			writeError(w, &apiError{status: http.StatusServiceUnavailable, message: "the simulated engine is closed"})
+			return
+		}
+		s.inflight.Add(1)
+		s.mu.Unlock()
+		defer s.inflight.Done()
+
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.closing, cancel)()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+type modelList struct {
+	Object string      `json:"object"`
+	Data   []modelCard `json:"data"`
+}
+
+type modelCard struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+	Root    string `json:"root"`
+	Parent  null   `json:"parent"`
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelCard{{
+		ID: s.cfg.Model, Object: "model", Created: s.now().Unix(), OwnedBy: "lmbench-sim", Root: s.cfg.Model,
+	}}})
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	prompt, err := chatPrompt(req.Messages)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.complete(w, r, req.params, prompt, true)
+}
+
+func (s *Server) handleText(w http.ResponseWriter, r *http.Request) {
+	var req textRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	prompt, err := textPrompt(req.Prompt)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.complete(w, r, req.params, prompt, false)
+}
+
+// complete runs a chat (chat true) or text completion and writes the
+// response, streamed or whole.
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prompt []string, chat bool) {
+	maxTokens, apiErr := p.resolve(s.cfg)
+	if apiErr == nil && len(prompt) == 0 {
+		apiErr = badRequest("the prompt has no tokens (a token is a whitespace-separated word)")
+	}
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	idPrefix := "cmpl-"
+	if chat {
+		idPrefix = "chatcmpl-"
+	}
+	rep := reply{chat: chat, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
+	ctx := r.Context()
+
+	var g generation
+	var err error
+	var out *sse
+	if p.Stream {
+		out = newSSE(w)
+		g, err = s.engine.generate(ctx, prompt, maxTokens, func(k int, text string) error {
+			if k == 0 && chat {
+				if err := out.send(rep.roleChunk()); err != nil {
+					return err
+				}
+			}
+			return out.send(rep.tokenChunk(text, k == maxTokens-1))
+		})
+		if err == nil && p.StreamOptions != nil && p.StreamOptions.IncludeUsage {
+			err = out.send(rep.usageChunk(g.usage()))
+		}
+		if err == nil {
+			err = out.done()
+		}
+	} else {
+		var text strings.Builder
+		g, err = s.engine.generate(ctx, prompt, maxTokens, func(_ int, t string) error {
+			text.WriteString(t)
+			return nil
+		})
+		if err == nil {
+			writeJSON(w, http.StatusOK, rep.whole(text.String(), g.usage()))
+		}
+	}
+
+	if err != nil && (out == nil || !out.started) {
+		// Nobody may be listening (the client hung up), but if someone is
+		// (Close cancelled the request), say why.
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, message: "request cancelled: " + err.Error()})
+	}
+	// Debug even on error: a client hanging up is routine.
+	s.log.Debug().Err(err).Str("id", rep.id).Int("prompt_tokens", g.promptTokens).Int("cached_tokens", g.cachedTokens).
+		Int("completion_tokens", g.completionTokens).Dur("queued", g.queued).Dur("ttft", g.firstToken).
+		Msg("request")
+}
