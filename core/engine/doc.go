@@ -1,0 +1,21 @@
+// Package engine sends requests to an OpenAI-compatible inference engine
+// (vLLM, SGLang, …) and measures them: submit, first-token, last-token and
+// finish times, token usage and the streamed text.
+//
+// Start with [New] and [Sender.Send]:
+//
+//	s, err := engine.New(engine.Config{BaseURL: "localhost:8000", Model: "Qwen/Qwen3-8B"})
+//	if err != nil { ... }
+//	defer s.Close()
+//	res := s.Send(ctx, engine.Request{ID: "r0", Messages: msgs, MaxTokens: 128})
+//	if !res.Success { ... res.Error ... }
+//
+// Send is the benchmark's hot path. It never retries and never panics: every
+// failure is one Result with Success false and a non-empty Error. All
+// requests of a Sender share one tuned HTTP transport (keep-alive,
+// no compression, no response-header timeout: long prefills are normal), and
+// the context is the only deadline.
+//
+// [DetectModel] asks the engine for its first model (GET {base}/models) when
+// the user passed none.
+package engine

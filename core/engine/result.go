@@ -1,0 +1,61 @@
+package engine
+
+import "time"
+
+// Result is the measured outcome of one request. All four timestamps are
+// taken with the Sender's clock (time.Now by default, so they carry Go's
+// monotonic reading and differences between them are immune to wall-clock
+// jumps).
+//
+// A failed request keeps ID, Submit, Finish and Error; its content fields
+// (Text, FirstToken, LastToken, token counts, Chunks, ITL) are zero, as in
+// the original tool, except a stream that ended with [DONE] but carried no
+// content: it keeps the usage the engine reported.
+type Result struct {
+	ID      string
+	Success bool
+	Error   string // non-empty for every failure
+	Text    string // concatenated streamed content
+
+	Submit     time.Time // right before the HTTP call
+	FirstToken time.Time // first non-empty content chunk; zero if none
+	LastToken  time.Time // last non-empty content chunk
+	Finish     time.Time // end of the stream ([DONE] or the failure)
+
+	InputTokens  int // usage.prompt_tokens, 0 if absent
+	OutputTokens int // usage.completion_tokens if > 0, else Chunks
+	CachedTokens int // usage.prompt_tokens_details.cached_tokens, 0 if absent
+	Chunks       int // non-empty content chunks
+	// ITL is the mean gap between successive non-empty content chunks,
+	// (LastToken-FirstToken)/(Chunks-1); 0 with fewer than two chunks.
+	ITL time.Duration
+}
+
+// TTFT is the time to first token in seconds, or -1 for a failed request
+// (the original's convention).
+func (r Result) TTFT() float64 {
+	if !r.Success {
+		return -1.0
+	}
+	return r.FirstToken.Sub(r.Submit).Seconds()
+}
+
+// Latency is Finish-Submit in seconds, for failed requests too.
+func (r Result) Latency() float64 {
+	return r.Finish.Sub(r.Submit).Seconds()
+}
+
+// DecodeSpeed is the original's formula, OutputTokens/(Finish-FirstToken)
+// in tokens per second, or 0 when there was no first token or no time
+// between it and the end. The first token is counted although the interval
+// starts at it, so with max_tokens=1 the value is large and noisy.
+func (r Result) DecodeSpeed() float64 {
+	if r.FirstToken.IsZero() {
+		return 0
+	}
+	d := r.Finish.Sub(r.FirstToken).Seconds()
+	if d <= 0 {
+		return 0
+	}
+	return float64(r.OutputTokens) / d
+}

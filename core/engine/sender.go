@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultAPIKey is sent when Config.APIKey is empty, as the original does
+// when OPENAI_API_KEY is unset.
+const DefaultAPIKey = "sk-dummy"
+
+// errorBodyLimit is how much of a non-2xx response body goes into Error.
+const errorBodyLimit = 512
+
+// Config configures a Sender.
+type Config struct {
+	BaseURL string // as typed by the user; normalised with NormalizeURL
+	Model   string
+	// APIKey is sent as "Authorization: Bearer <key>"; "" sends
+	// DefaultAPIKey. It is never logged and never appears in error text.
+	APIKey string
+	// Transport replaces the default transport (tests, tracing wrappers).
+	// The default is one *http.Transport per Sender tuned for many
+	// long-lived streaming requests to one host.
+	Transport http.RoundTripper
+	// Now is the clock for all timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Sender sends requests to one engine. It is safe for concurrent use; all
+// requests share one connection pool.
+type Sender struct {
+	base     string
+	client   *http.Client
+	chatReq  *http.Request // templates: URL and shared headers, no context or body
+	complReq *http.Request
+	header   http.Header // shared by requests without extra headers; never modified
+	prefix   []byte      // `{"model":"…",`
+	key      string
+	now      func() time.Time
+}
+
+// New checks cfg and builds a Sender.
+func New(cfg Config) (*Sender, error) {
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return nil, errors.New("engine: base URL is empty; expected e.g. http://localhost:8000")
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("engine: model is empty; pass one or find it with DetectModel")
+	}
+	base := NormalizeURL(cfg.BaseURL)
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("engine: base URL %q: %w", base, err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("engine: base URL %q has no host", base)
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = DefaultAPIKey
+	}
+	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, errors.New("engine: API key contains control characters")
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		rt = newTransport()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Sender{
+		base: base,
+		client: &http.Client{
+			Transport: rt,
+			// A redirect would re-send the request; report it instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		header: http.Header{
+			"Authorization": {"Bearer " + key},
+			"Content-Type":  {"application/json"},
+			"Accept":        {"text/event-stream"},
+		},
+		prefix: appendJSONString([]byte(`{"model":`), cfg.Model),
+		key:    key,
+		now:    now,
+	}
+	s.prefix = append(s.prefix, ',')
+	if s.chatReq, err = http.NewRequest(http.MethodPost, base+"/chat/completions", nil); err != nil {
+		return nil, fmt.Errorf("engine: base URL %q: %w", base, err)
+	}
+	if s.complReq, err = http.NewRequest(http.MethodPost, base+"/completions", nil); err != nil {
+		return nil, fmt.Errorf("engine: base URL %q: %w", base, err)
+	}
+	return s, nil
+}
+
+// newTransport returns the transport for one Sender: a large idle pool to a
+// single host (every in-flight request keeps its connection), no limit on
+// connections, no compression (SSE chunks are tiny and must arrive as
+// sent), HTTP/1.1 unless the server negotiates h2 over TLS, and no
+// response-header timeout because a long prefill legitimately delays the
+// headers. The caller's context is the only deadline.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment, // as the original's httpx client
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:        0, // no global limit
+		MaxIdleConnsPerHost: 4096,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DisableCompression:  true,
+		WriteBufferSize:     32 << 10, // long-document prompts are hundreds of KB
+		ReadBufferSize:      8 << 10,
+	}
+}
+
+// BaseURL returns the normalised base URL, e.g. "http://localhost:8000/v1".
+func (s *Sender) BaseURL() string { return s.base }
+
+// Close closes idle connections. In-flight requests are not affected.
+func (s *Sender) Close() { s.client.CloseIdleConnections() }
+
+// Send sends req, reads the whole stream and returns the measured Result.
+// It never retries and never panics; ctx cancels the request at any point.
+func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
+	res.ID = req.ID
+	defer func() {
+		if p := recover(); p != nil {
+			res = failed(res, s.now(), fmt.Sprintf("internal error: %v", p))
+		}
+	}()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	body := appendBody(make([]byte, 0, bodySize(s.prefix, req)), s.prefix, req)
+	hreq := s.newHTTPRequest(ctx, req, body)
+
+	res.Submit = s.now()
+	resp, err := s.client.Do(hreq)
+	if err != nil {
+		return failed(res, s.now(), s.errorText(ctx, err.Error()))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return failed(res, s.now(), s.errorText(ctx, statusError(resp)))
+	}
+
+	st := getStream(resp.Body, req.Completion, s.now)
+	defer putStream(st)
+	if err := st.run(); err != nil {
+		msg := err.Error()
+		if st.dataLines == 0 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			msg += fmt.Sprintf(" (response Content-Type is %q, not text/event-stream)", resp.Header.Get("Content-Type"))
+		}
+		return failed(res, s.now(), s.errorText(ctx, msg))
+	}
+
+	res.Finish = st.finish
+	res.InputTokens = st.inputTokens
+	res.CachedTokens = st.cachedTokens
+	res.OutputTokens = st.outputTokens
+	if st.chunks == 0 {
+		res.Error = "stream ended without content"
+		return res
+	}
+	if res.OutputTokens <= 0 {
+		res.OutputTokens = st.chunks
+	}
+	res.Success = true
+	res.Text = string(st.text)
+	res.Chunks = st.chunks
+	res.FirstToken = st.first
+	res.LastToken = st.last
+	if st.chunks > 1 {
+		res.ITL = st.last.Sub(st.first) / time.Duration(st.chunks-1)
+	}
+	return res
+}
+
+// newHTTPRequest builds the HTTP request from the endpoint's template; the
+// URL and, without extra headers, the header map are shared read-only.
+func (s *Sender) newHTTPRequest(ctx context.Context, req Request, body []byte) *http.Request {
+	tmpl := s.chatReq
+	if req.Completion {
+		tmpl = s.complReq
+	}
+	h := tmpl.WithContext(ctx)
+	h.Header = s.header
+	if len(req.Header) > 0 {
+		h.Header = s.header.Clone()
+		for k, v := range req.Header {
+			h.Header[k] = v
+		}
+	}
+	h.ContentLength = int64(len(body))
+	h.Body = &bodyReader{Reader: bytes.NewReader(body)}
+	// GetBody lets the transport re-send a request it could not write at
+	// all on a stale keep-alive connection; nothing reached the engine then.
+	h.GetBody = func() (io.ReadCloser, error) { return &bodyReader{Reader: bytes.NewReader(body)}, nil }
+	return h
+}
+
+type bodyReader struct{ *bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
+
+// failed turns res into a failure: the original reports no tokens, no
+// first token and no text for a request that raised.
+func failed(res Result, finish time.Time, msg string) Result {
+	return Result{ID: res.ID, Submit: res.Submit, Finish: finish, Error: msg}
+}
+
+// errorText prefers the context's cause when the context ended, and makes
+// sure the API key never leaves in an error.
+func (s *Sender) errorText(ctx context.Context, msg string) string {
+	if ctx.Err() != nil {
+		msg = context.Cause(ctx).Error()
+	}
+	if msg == "" {
+		msg = "unknown error"
+	}
+	return strings.ToValidUTF8(redact(msg, s.key), "\uFFFD")
+}
+
+func redact(msg, key string) string {
+	if key == "" || !strings.Contains(msg, key) {
+		return msg
+	}
+	return strings.ReplaceAll(msg, key, "[REDACTED]")
+}
+
+// statusError formats a non-2xx response as "HTTP <code>: <body excerpt>".
+func statusError(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	msg := strings.TrimSpace(string(b))
+	if msg == "" {
+		return fmt.Sprintf("HTTP %d", resp.StatusCode)
+	}
+	return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg)
+}
