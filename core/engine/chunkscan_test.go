@@ -101,8 +101,8 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 	}{
 		{chunkSeeds[0], true}, {chunkSeeds[1], true}, {chunkSeeds[2], true}, {chunkSeeds[4], true},
 		{chunkSeeds[5], true}, {chunkSeeds[7], true}, {chunkSeeds[9], true},
-		{`{"Choices":[]}`, false},                 // case-folded key
-		{`{"choices":[],"choices":[]}`, false},    // duplicate key
+		{`{"Choices":[]}`, false},                  // case-folded key
+		{`{"choices":[],"choices":[]}`, false},     // duplicate key
 		{`{"usage":{"prompt_tokens":1.0}}`, false}, // not an integer
 		{`{"choices":[{"delta":5}]}`, false},       // wrong type
 		{`{"choices":[]} x`, false},                // trailing data

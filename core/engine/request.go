@@ -24,7 +24,9 @@ type Request struct {
 	// MaxTokens is sent as "max_tokens"; when <= 0 the field is left out and
 	// the engine's own limit applies.
 	MaxTokens int
-	Header    http.Header // extra headers (e.g. traceparent); may be nil
+	// Header holds extra headers (e.g. traceparent); they replace defaults
+	// of the same name. May be nil.
+	Header http.Header
 }
 
 func (r Request) prompt() string {

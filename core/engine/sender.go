@@ -108,9 +108,11 @@ func New(cfg Config) (*Sender, error) {
 // newTransport returns the transport for one Sender: a large idle pool to a
 // single host (every in-flight request keeps its connection), no limit on
 // connections, no compression (SSE chunks are tiny and must arrive as
-// sent), HTTP/1.1 unless the server negotiates h2 over TLS, and no
-// response-header timeout because a long prefill legitimately delays the
-// headers. The caller's context is the only deadline.
+// sent), HTTP/1.1 only (a custom DialContext without ForceAttemptHTTP2
+// leaves HTTP/2 off: one stream per connection, like the original's
+// client), and no response-header timeout because a long prefill
+// legitimately delays the headers. The caller's context is the only
+// deadline.
 func newTransport() *http.Transport {
 	return &http.Transport{
 		Proxy: http.ProxyFromEnvironment, // as the original's httpx client

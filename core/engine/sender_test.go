@@ -261,6 +261,7 @@ func TestSendSSEFraming(t *testing.T) {
 		{"empty content chunks ignored", "data: " + chatChunk("") + "\n\ndata: " + chatChunk("a") + "\n\ndata: " + chatChunk("") + "\n\ndata: [DONE]\n\n", "a"},
 		{"escapes and unicode", "data: " + chatChunk("line\n\"q\" é 🎉") + "\n\ndata: [DONE]\n\n", "line\n\"q\" é 🎉"},
 		{"reasoning fallback", "data: " + `{"choices":[{"delta":{"content":null,"reasoning_content":"hmm"}}]}` + "\n\ndata: " + chatChunk("!") + "\n\ndata: [DONE]\n\n", "hmm!"},
+		{"event type ends with its event", "event: error\n\ndata: " + chatChunk("a") + "\n\ndata: [DONE]\n\n", "a"},
 		{"after [DONE] is ignored", "data: " + chatChunk("a") + "\n\ndata: [DONE]\n\ndata: {bad json\n\n", "a"},
 	}
 	for _, tt := range tests {
@@ -813,5 +814,33 @@ func TestResultMetrics(t *testing.T) {
 				t.Errorf("[TTFT Latency DecodeSpeed] (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestSendUsesConfiguredTransport(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, sseHandler(chatChunk("x"), done))
+	var calls atomic.Int32
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls.Add(1)
+		return srv.Client().Transport.RoundTrip(r)
+	})
+	res := newSender(t, srv.URL, func(c *Config) { c.Transport = rt }).Send(context.Background(), chatRequest("r"))
+	if !res.Success || calls.Load() != 1 {
+		t.Errorf("Success %v (%q), transport calls %d; want true, 1", res.Success, res.Error, calls.Load())
+	}
+}
+
+func TestSendNeverPanics(t *testing.T) {
+	t.Parallel()
+	rt := roundTripFunc(func(*http.Request) (*http.Response, error) { panic("transport bug") })
+	res := newSender(t, "localhost:1", func(c *Config) { c.Transport = rt }).Send(context.Background(), chatRequest("r"))
+	checkFailed(t, res, "internal error: transport bug")
+	if res.ID != "r" {
+		t.Errorf("ID = %q, want r", res.ID)
 	}
 }

@@ -123,7 +123,9 @@ func (e errStreamFailed) Error() string { return string(e) }
 func (st *stream) run() error {
 	for {
 		line, err := st.readLine()
-		if len(line) > 0 {
+		if len(line) == 0 {
+			st.eventError = false // a blank line ends the event
+		} else {
 			if perr := st.line(line); perr != nil {
 				return perr
 			}
@@ -153,8 +155,8 @@ func (st *stream) readLine() ([]byte, error) {
 		}
 		line = st.long
 	}
-	line = bytes.TrimSuffix(line, []byte{'\n'})
-	line = bytes.TrimSuffix(line, []byte{'\r'})
+	line = bytes.TrimSuffix(line, lf)
+	line = bytes.TrimSuffix(line, cr)
 	return line, err
 }
 
@@ -170,6 +172,7 @@ func (st *stream) readError(err error) error {
 }
 
 var (
+	lf, cr      = []byte("\n"), []byte("\r")
 	dataPrefix  = []byte("data:")
 	eventPrefix = []byte("event:")
 	doneMarker  = []byte("[DONE]")
@@ -399,7 +402,7 @@ func errorMessage(raw []byte) string {
 // drain reads what follows [DONE] (normally just the end of the chunked
 // body) so the transport can put the connection back in its pool.
 func (st *stream) drain() {
-	_, _ = io.CopyN(io.Discard, st.br, drainLimit)
+	_, _ = st.br.Discard(drainLimit)
 }
 
 // excerpt returns at most n bytes of b, marking a cut with "…".

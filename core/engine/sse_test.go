@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,30 @@ func TestChunkReuse(t *testing.T) {
 	if got := string(st.text); got != "AC" {
 		t.Errorf("text = %q, want %q", got, "AC")
 	}
+}
+
+// FuzzStream feeds arbitrary bytes to the SSE reader: it must never panic,
+// must report every failure with a message, and a success must have seen
+// [DONE].
+func FuzzStream(f *testing.F) {
+	f.Add([]byte("data: " + `{"choices":[{"delta":{"content":"a"}}]}` + "\n\ndata: [DONE]\n\n"))
+	f.Add([]byte(": c\r\nevent: error\r\ndata: {\"message\":\"x\"}\r\n\r\n"))
+	f.Add([]byte("data:{\"choices\":[{\"text\":\"t\"}]}\ndata:[DONE]"))
+	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":3}}\n\ndata: {bad\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, completion := range []bool{false, true} {
+			st := getStream(bytes.NewReader(body), completion, time.Now)
+			err := st.run()
+			if err != nil && err.Error() == "" {
+				t.Fatalf("empty error for %q", body)
+			}
+			if err == nil && !st.done {
+				t.Fatalf("success without [DONE] for %q", body)
+			}
+			if st.chunks > 0 && (st.first.IsZero() || st.last.Before(st.first)) {
+				t.Fatalf("chunks %d, first %v, last %v for %q", st.chunks, st.first, st.last, body)
+			}
+			putStream(st)
+		}
+	})
 }

@@ -264,7 +264,7 @@ func (r *ring) String() string {
 // line it parsed, with the plugin's level) into zerolog.
 func newHCLogger(log zerolog.Logger, name string) hclog.Logger {
 	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin", Output: discard{}, Level: hclog.Trace})
-	l.RegisterSink(sink{log: log, name: name})
+	l.RegisterSink(&sink{log: log, name: name})
 	return l
 }
 
@@ -277,7 +277,12 @@ type sink struct {
 	name string
 }
 
-func (s sink) Accept(_ string, level hclog.Level, msg string, args ...any) {
+func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
+	// go-plugin's own lifecycle messages come from the root logger; lines
+	// the plugin logged come from a child named after the binary.
+	if name == "plugin" && level < hclog.Error {
+		level = hclog.Debug
+	}
 	var ev *zerolog.Event
 	switch level {
 	case hclog.Trace:

@@ -39,7 +39,10 @@ type Finished struct {
 	ID        string
 	Tags      map[string]string
 	Scheduled time.Time // when it was due (carries the monotonic reading)
-	Result    engine.Result
+	// Scheduled came from the workload (an explicit schedule, e.g. k/qps),
+	// not from when its Step was due.
+	ExplicitSchedule bool
+	Result           engine.Result
 }
 
 // Observer receives the loop's events, all from the loop goroutine.
@@ -153,8 +156,8 @@ func (l *loop) phase(ctx context.Context, ph workloadv1.Phase) (start, end time.
 		if err != nil && stepErr == nil {
 			stepErr = err
 		}
-		if inflight > 0 {
-			cfg.Log.Warn().Int("in_flight", inflight).Dur("timeout", cfg.DrainTimeout).Msg("waiting for in-flight requests")
+		if inflight > 0 && (err != nil || l.interrupted) {
+			cfg.Log.Warn().Int("in_flight", inflight).Str("timeout", cfg.DrainTimeout.String()).Msg("waiting for in-flight requests")
 			drainTimer = time.After(cfg.DrainTimeout)
 		}
 	}
@@ -335,15 +338,15 @@ func (l *loop) dispatch(ctx context.Context, ph workloadv1.Phase, start time.Tim
 	if req.MaxTokens <= 0 {
 		return fmt.Errorf("request %q: max_tokens must be >= 1, got %d", r.GetId(), req.MaxTokens)
 	}
-	scheduled := start.Add(due)
-	if r.ScheduledNs != nil {
+	scheduled, explicit := start.Add(due), r.ScheduledNs != nil
+	if explicit {
 		scheduled = start.Add(time.Duration(r.GetScheduledNs()))
 	}
 	l.cfg.Observer.Sent(ph, req.ID)
 	tags := r.GetTags()
 	go func() {
 		res := l.cfg.Sender.Send(ctx, req)
-		l.results <- &Finished{Phase: ph, ID: req.ID, Tags: tags, Scheduled: scheduled, Result: res}
+		l.results <- &Finished{Phase: ph, ID: req.ID, Tags: tags, Scheduled: scheduled, ExplicitSchedule: explicit, Result: res}
 	}()
 	return nil
 }

@@ -1,0 +1,85 @@
+// Command lmbench benchmarks OpenAI-compatible inference engines with
+// workloads built to exercise KV-cache reuse. Workloads and exporters are
+// plugins (separate processes); this binary wires the host together.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lmbench/lmbench/core/plugin"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // a measured request failed, or an error
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// usageError is a command-line mistake (exit 2).
+type usageError struct{ error }
+
+// realMain never calls os.Exit: returning lets the deferred plugin
+// cleanup run, so no plugin process outlives the host.
+func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer plugin.Cleanup()
+	if len(args) == 0 {
+		printUsage(stdout)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(args[1:], stdin, stdout, stderr)
+	case "sim":
+		err = cmdSim(args[1:], stdout, stderr)
+	case "plugins":
+		err = cmdPlugins(args[1:], stdout)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "lmbench %s (plugin protocol v1)\n", version)
+	case "help", "-h", "--help":
+		printUsage(stdout)
+	default:
+		err = usageError{fmt.Errorf("unknown command %q", args[0])}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lmbench: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			if args[0] != "run" && args[0] != "sim" {
+				printUsage(stderr)
+			}
+			return exitUsage
+		}
+		if code == exitOK {
+			code = exitFailed
+		}
+	}
+	return code
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `lmbench — benchmark OpenAI-compatible inference engines with KV-cache workloads
+
+Usage:
+  lmbench run --engine-url URL --workload NAME [flags]   run a benchmark (lmbench run --help)
+  lmbench sim [--port N] [flags]                        serve the built-in simulated engine
+  lmbench plugins                                       list the workload and exporter plugins found
+  lmbench version
+
+Examples:
+  lmbench run --engine-url builtin --workload long-doc-qa --tokens-per-gb-kvcache 8192 --kv-cache-volume 1
+  lmbench run --engine-url http://localhost:8000 --workload random-prefill --lmcache-url http://localhost:8080
+`)
+}

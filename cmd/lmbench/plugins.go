@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/lmbench/lmbench/core/plugin"
+	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+)
+
+var exporterDescribeRequest = exporterv1.DescribeRequest{}
+
+// cmdPlugins lists the plugins found, asking each binary to describe itself.
+func cmdPlugins(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] != "list" {
+		return usageError{fmt.Errorf("plugins: unknown argument %q", args[0])}
+	}
+	dirs := plugin.SearchDirs()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tPROTOCOL\tPATH")
+	for _, c := range plugin.Discover("", dirs) {
+		version, proto := "?", "?"
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err := exec.CommandContext(ctx, c.Path, "describe").Output()
+		cancel()
+		if err == nil {
+			var d workloadv1.DescribeResponse // both kinds share the info field
+			if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(bytes.TrimSpace(out), &d) == nil {
+				version = d.GetInfo().GetVersion()
+				proto = fmt.Sprintf("v1.%d", d.GetInfo().GetProtocolMinor())
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Kind, c.Name, version, proto, c.Path)
+		for _, s := range c.Shadowed {
+			fmt.Fprintf(tw, "\t  (shadowed)\t\t\t%s\n", s)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nSearched: %s\n", strings.Join(dirs, ", "))
+	return nil
+}

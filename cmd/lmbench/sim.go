@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lmbench/lmbench/core/sim"
+)
+
+// cmdSim is `lmbench sim`: the built-in engine, served alone.
+func cmdSim(args []string, stdout, stderr io.Writer) error {
+	cfg := sim.DefaultConfig()
+	fs := pflag.NewFlagSet("lmbench sim", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	host := fs.String("host", "127.0.0.1", "Address to listen on (loopback only).")
+	port := fs.Int("port", 8000, "Port to listen on (0 = any free port).")
+	logLevel := fs.String("log-level", "info", "Log level.")
+	help := fs.BoolP("help", "h", false, "Show help.")
+	cfg.RegisterFlags(fs, "")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lmbench sim [flags]\n\nServe the built-in simulated OpenAI-compatible engine (see core/sim docs).\n\n%s", fs.FlagUsagesWrapped(100))
+		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	srv, err := sim.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	base, err := srv.Start(net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return fmt.Errorf("--port %d: %w", *port, err)
+	}
+	defer srv.Close()
+	fmt.Fprintf(stdout, "lmbench sim serving model %q at %s (Ctrl-C to stop)\n", cfg.Model, base)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,213 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Sample is one finished request as the collector sees it.
+type Sample struct {
+	Success     bool
+	TTFT        float64 // seconds; ignored unless Success
+	Latency     float64 // seconds
+	DecodeSpeed float64 // tokens per second
+	ITL         float64 // seconds, mean inter-token latency of the request; 0 = none
+	// DispatchLag is submit time minus scheduled time in seconds (negative
+	// when sent early). NaN means the request had no schedule. Note that
+	// the zero value, 0, counts as "sent exactly on time".
+	DispatchLag  float64
+	InputTokens  int
+	OutputTokens int
+	Finish       time.Time
+}
+
+// Aggregated are the live numbers, in the original's field order.
+type Aggregated struct {
+	TotalRequests        int
+	SuccessfulRequests   int
+	FailedRequests       int
+	ElapsedTime          float64 // seconds
+	MeanTTFTMs           float64
+	MeanDecodeSpeed      float64
+	MeanRequestLatencyMs float64
+	InputThroughput      float64 // tokens per second
+	OutputThroughput     float64
+	TotalInputTokens     int
+	TotalOutputTokens    int
+}
+
+// Final adds percentiles to Aggregated. TTFT, decode-speed and latency
+// figures cover successful requests; ITL covers successful requests with
+// ITL > 0; dispatch lag covers every request with a schedule.
+type Final struct {
+	Aggregated
+	P50TTFTMs, P90TTFTMs, P99TTFTMs                               float64
+	P50DecodeSpeed, P90DecodeSpeed, P99DecodeSpeed                float64
+	P50RequestLatencyMs, P90RequestLatencyMs, P99RequestLatencyMs float64
+	MeanITLMs, P50ITLMs, P90ITLMs, P99ITLMs                       float64
+	MeanDispatchLagMs, P50DispatchLagMs, P99DispatchLagMs         float64
+}
+
+// Collector accumulates samples. It is safe for concurrent use.
+type Collector struct {
+	mu sync.Mutex
+	d  data
+}
+
+// data is everything Reset clears.
+type data struct {
+	start      time.Time
+	lastFinish time.Time
+
+	successful, failed int
+	inputTokens        int
+	outputTokens       int
+	sumTTFT            float64 // seconds, successful only
+	sumDecode          float64
+	sumLatency         float64 // seconds, successful only
+	sumITL             float64 // seconds
+	sumLag             float64 // seconds
+
+	ttftMs    []float64 // successful only
+	decode    []float64 // successful only
+	latencyMs []float64 // successful only
+	itlMs     []float64 // successful with ITL > 0
+	lagMs     []float64 // every request with a schedule
+}
+
+// NewCollector returns an empty collector whose clock starts at start.
+func NewCollector(start time.Time) *Collector {
+	return &Collector{d: data{start: start}}
+}
+
+// Add records one finished request. Token counts are added for failed
+// requests too, as in the original (spec Q7).
+func (c *Collector) Add(s Sample) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := &c.d
+	d.inputTokens += s.InputTokens
+	d.outputTokens += s.OutputTokens
+	if s.Finish.After(d.lastFinish) {
+		d.lastFinish = s.Finish
+	}
+	if !math.IsNaN(s.DispatchLag) {
+		d.sumLag += s.DispatchLag
+		d.lagMs = append(d.lagMs, s.DispatchLag*1000)
+	}
+	if !s.Success {
+		d.failed++
+		return
+	}
+	d.successful++
+	d.sumTTFT += s.TTFT
+	d.sumDecode += s.DecodeSpeed
+	d.sumLatency += s.Latency
+	d.ttftMs = append(d.ttftMs, s.TTFT*1000)
+	d.decode = append(d.decode, s.DecodeSpeed)
+	d.latencyMs = append(d.latencyMs, s.Latency*1000)
+	if s.ITL > 0 {
+		d.sumITL += s.ITL
+		d.itlMs = append(d.itlMs, s.ITL*1000)
+	}
+}
+
+// Reset forgets every sample and restarts the clock at start; the run calls
+// it once, after warmup.
+func (c *Collector) Reset(start time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := &c.d
+	c.d = data{
+		start:     start,
+		ttftMs:    old.ttftMs[:0],
+		decode:    old.decode[:0],
+		latencyMs: old.latencyMs[:0],
+		itlMs:     old.itlMs[:0],
+		lagMs:     old.lagMs[:0],
+	}
+}
+
+// Current returns the live numbers, elapsed = now - start (never below 0).
+func (c *Collector) Current(now time.Time) Aggregated {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.d.aggregated(max(now.Sub(c.d.start).Seconds(), 0))
+}
+
+// Final returns the summary. Its clock stops at the latest Finish among the
+// samples (0 elapsed without samples), not at the time of the call, so
+// calling Final twice, or later, gives identical numbers (fixing the
+// original's #4981).
+func (c *Collector) Final() Final {
+	c.mu.Lock()
+	d := &c.d
+	elapsed := 0.0
+	if d.lastFinish.After(d.start) {
+		elapsed = d.lastFinish.Sub(d.start).Seconds()
+	}
+	f := Final{Aggregated: d.aggregated(elapsed)}
+	ttft, decode, latency := slices.Clone(d.ttftMs), slices.Clone(d.decode), slices.Clone(d.latencyMs)
+	itl, lag := slices.Clone(d.itlMs), slices.Clone(d.lagMs)
+	if len(itl) > 0 {
+		f.MeanITLMs = d.sumITL / float64(len(itl)) * 1000
+	}
+	if len(lag) > 0 {
+		f.MeanDispatchLagMs = d.sumLag / float64(len(lag)) * 1000
+	}
+	c.mu.Unlock()
+
+	// Sorting happens outside the lock so Add never waits for it.
+	for _, v := range [][]float64{ttft, decode, latency, itl, lag} {
+		slices.Sort(v)
+	}
+	f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs = Percentile(ttft, 50), Percentile(ttft, 90), Percentile(ttft, 99)
+	f.P50DecodeSpeed, f.P90DecodeSpeed, f.P99DecodeSpeed = Percentile(decode, 50), Percentile(decode, 90), Percentile(decode, 99)
+	f.P50RequestLatencyMs, f.P90RequestLatencyMs, f.P99RequestLatencyMs = Percentile(latency, 50), Percentile(latency, 90), Percentile(latency, 99)
+	f.P50ITLMs, f.P90ITLMs, f.P99ITLMs = Percentile(itl, 50), Percentile(itl, 90), Percentile(itl, 99)
+	f.P50DispatchLagMs, f.P99DispatchLagMs = Percentile(lag, 50), Percentile(lag, 99)
+	return f
+}
+
+// aggregated computes the spec's formulas; the collector's mutex must be
+// held.
+func (d *data) aggregated(elapsed float64) Aggregated {
+	n := float64(max(d.successful, 1))
+	tput := max(elapsed, 1e-9)
+	return Aggregated{
+		TotalRequests:        d.successful + d.failed,
+		SuccessfulRequests:   d.successful,
+		FailedRequests:       d.failed,
+		ElapsedTime:          elapsed,
+		MeanTTFTMs:           d.sumTTFT / n * 1000,
+		MeanDecodeSpeed:      d.sumDecode / n,
+		MeanRequestLatencyMs: d.sumLatency / n * 1000,
+		InputThroughput:      float64(d.inputTokens) / tput,
+		OutputThroughput:     float64(d.outputTokens) / tput,
+		TotalInputTokens:     d.inputTokens,
+		TotalOutputTokens:    d.outputTokens,
+	}
+}
+
+// Percentile is numpy's default ("linear") percentile of an ascending
+// slice: 0 for an empty slice; otherwise with k = (n-1)·p/100, f = ⌊k⌋ and
+// c = min(f+1, n-1) it is v[f] + (k-f)·(v[c]-v[f]). p is clamped to
+// [0, 100]; a NaN p gives NaN.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return 0
+	case n == 1:
+		return sorted[0]
+	case math.IsNaN(p):
+		return math.NaN()
+	}
+	p = min(max(p, 0), 100)
+	k := float64(n-1) * p / 100
+	f := int(math.Floor(k))
+	c := min(f+1, n-1)
+	return sorted[f] + (k-float64(f))*(sorted[c]-sorted[f])
+}

@@ -1,0 +1,426 @@
+package stats
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var approx = cmpopts.EquateApprox(0, 1e-9)
+
+var t0 = time.Date(2026, 3, 27, 12, 0, 0, 0, time.UTC)
+
+// at returns t0 plus s seconds.
+func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+
+func success(ttft, decode, latency float64) Sample {
+	return Sample{Success: true, TTFT: ttft, DecodeSpeed: decode, Latency: latency, DispatchLag: math.NaN(), Finish: at(latency)}
+}
+
+func failure() Sample {
+	return Sample{TTFT: -1, Latency: 0.05, DispatchLag: math.NaN(), Finish: at(0.05)}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	seq := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i + 1)
+		}
+		return v
+	}
+	tests := []struct {
+		name   string
+		values []float64
+		p      float64
+		want   float64
+	}{
+		{"empty", nil, 50, 0},
+		{"single", []float64{42}, 99, 42},
+		{"even count p50", []float64{1, 2, 3, 4}, 50, 2.5},
+		{"odd count p50", seq(5), 50, 3},
+		{"1..100 p90", seq(100), 90, 90.1},
+		{"1..100 p99", seq(100), 99, 99.01},
+		{"p0 is min", []float64{3, 7, 9}, 0, 3},
+		{"p100 is max", []float64{3, 7, 9}, 100, 9},
+		{"p below 0 clamps", []float64{3, 7, 9}, -5, 3},
+		{"p above 100 clamps", []float64{3, 7, 9}, 120, 9},
+		{"ten TTFTs p50", []float64{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000}, 50, 550},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Percentile(tt.values, tt.p); math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("Percentile(%v, %v) = %v, want %v", tt.values, tt.p, got, tt.want)
+			}
+		})
+	}
+	if got := Percentile([]float64{1, 2}, math.NaN()); !math.IsNaN(got) {
+		t.Errorf("Percentile with NaN p = %v, want NaN", got)
+	}
+}
+
+func TestCollectorAggregates(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		samples []Sample
+		now     float64 // seconds after t0 for Current
+		want    Aggregated
+	}{
+		{
+			name: "empty is all zero",
+			now:  0,
+			want: Aggregated{},
+		},
+		{
+			name:    "single success",
+			samples: []Sample{withTokens(success(0.3, 48, 2.0), 10000, 128)},
+			now:     4,
+			want: Aggregated{
+				TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 4,
+				MeanTTFTMs: 300, MeanDecodeSpeed: 48, MeanRequestLatencyMs: 2000,
+				InputThroughput: 2500, OutputThroughput: 32, TotalInputTokens: 10000, TotalOutputTokens: 128,
+			},
+		},
+		{
+			name:    "single failure: counted, not averaged",
+			samples: []Sample{failure()},
+			now:     1,
+			want:    Aggregated{TotalRequests: 1, FailedRequests: 1, ElapsedTime: 1},
+		},
+		{
+			name:    "two results",
+			samples: []Sample{success(0.2, 40, 1.0), success(0.4, 60, 3.0)},
+			now:     2,
+			want: Aggregated{
+				TotalRequests: 2, SuccessfulRequests: 2, ElapsedTime: 2,
+				MeanTTFTMs: 300, MeanDecodeSpeed: 50, MeanRequestLatencyMs: 2000,
+			},
+		},
+		{
+			name:    "mixed: means over successful only, tokens over all (Q7)",
+			samples: []Sample{withTokens(success(0.1, 10, 1.0), 100, 10), withTokens(failure(), 50, 5), withTokens(success(0.3, 30, 3.0), 100, 10)},
+			now:     5,
+			want: Aggregated{
+				TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 5,
+				MeanTTFTMs: 200, MeanDecodeSpeed: 20, MeanRequestLatencyMs: 2000,
+				InputThroughput: 50, OutputThroughput: 5, TotalInputTokens: 250, TotalOutputTokens: 25,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := NewCollector(t0)
+			for _, s := range tt.samples {
+				c.Add(s)
+			}
+			if diff := cmp.Diff(tt.want, c.Current(at(tt.now)), approx); diff != "" {
+				t.Errorf("Current (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func withTokens(s Sample, in, out int) Sample {
+	s.InputTokens, s.OutputTokens = in, out
+	return s
+}
+
+func TestCollectorFinal(t *testing.T) {
+	t.Parallel()
+	t.Run("single result: every percentile is the value", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		c.Add(success(0.3, 48, 2.0))
+		f := c.Final()
+		got := []float64{f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs, f.P50DecodeSpeed, f.P99DecodeSpeed, f.P50RequestLatencyMs, f.P99RequestLatencyMs}
+		if diff := cmp.Diff([]float64{300, 300, 300, 48, 48, 2000, 2000}, got, approx); diff != "" {
+			t.Errorf("percentiles (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("ten TTFTs 0.1..1.0 give p50 550 ms", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		for i := 10; i >= 1; i-- { // out of order: Final sorts
+			c.Add(success(float64(i)/10, float64(i), float64(i)))
+		}
+		f := c.Final()
+		got := []float64{f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs, f.P50DecodeSpeed, f.P90RequestLatencyMs}
+		if diff := cmp.Diff([]float64{550, 910, 991, 5.5, 9100}, got, approx); diff != "" {
+			t.Errorf("[p50 p90 p99 TTFT, p50 decode, p90 latency] (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("no successful requests: zero means and percentiles", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		c.Add(failure())
+		c.Add(failure())
+		f := c.Final()
+		want := Final{Aggregated: Aggregated{TotalRequests: 2, FailedRequests: 2, ElapsedTime: 0.05}}
+		if diff := cmp.Diff(want, f, approx); diff != "" {
+			t.Errorf("Final (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("failed TTFT of -1 never reaches the percentiles", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		c.Add(success(0.5, 10, 1))
+		c.Add(failure())
+		if f := c.Final(); f.P50TTFTMs != 500 || f.MeanTTFTMs != 500 {
+			t.Errorf("P50, mean TTFT = %v, %v; want 500, 500", f.P50TTFTMs, f.MeanTTFTMs)
+		}
+	})
+}
+
+func TestFinalClockStopsAtLastFinish(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	a, b := success(0.1, 10, 1), success(0.1, 10, 1)
+	a.Finish, b.Finish = at(7.5), at(3) // added out of order
+	a.OutputTokens, b.OutputTokens = 100, 50
+	c.Add(a)
+	c.Add(b)
+	first := c.Final()
+	if first.ElapsedTime != 7.5 || math.Abs(first.OutputThroughput-20) > 1e-9 {
+		t.Errorf("ElapsedTime, OutputThroughput = %v, %v; want 7.5, 20", first.ElapsedTime, first.OutputThroughput)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if diff := cmp.Diff(first, c.Final()); diff != "" {
+		t.Errorf("second Final differs (-first +second):\n%s", diff)
+	}
+	if got := c.Current(at(10)).ElapsedTime; got != 10 {
+		t.Errorf("Current(t0+10s).ElapsedTime = %v, want 10 (the live clock does not stop)", got)
+	}
+
+	t.Run("no samples: zero elapsed", func(t *testing.T) {
+		t.Parallel()
+		if f := NewCollector(t0).Final(); f.ElapsedTime != 0 || f.OutputThroughput != 0 {
+			t.Errorf("ElapsedTime, OutputThroughput = %v, %v; want 0, 0", f.ElapsedTime, f.OutputThroughput)
+		}
+	})
+	t.Run("samples without Finish: zero elapsed", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		c.Add(Sample{Success: true, TTFT: 0.1, DispatchLag: math.NaN()})
+		if f := c.Final(); f.ElapsedTime != 0 {
+			t.Errorf("ElapsedTime = %v, want 0", f.ElapsedTime)
+		}
+	})
+	t.Run("monotonic readings", func(t *testing.T) {
+		t.Parallel()
+		start := time.Now()
+		c := NewCollector(start)
+		s := success(0.1, 1, 1)
+		s.Finish = start.Add(250 * time.Millisecond)
+		c.Add(s)
+		if f := c.Final(); math.Abs(f.ElapsedTime-0.25) > 1e-9 {
+			t.Errorf("ElapsedTime = %v, want 0.25", f.ElapsedTime)
+		}
+	})
+}
+
+func TestFinalITL(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	for _, itl := range []float64{0.010, 0.020, 0.030, 0.040} {
+		s := success(0.1, 50, 1)
+		s.ITL = itl
+		c.Add(s)
+	}
+	noITL := success(0.1, 50, 1) // one content chunk: no ITL
+	c.Add(noITL)
+	failed := failure()
+	failed.ITL = 5 // ignored: failed
+	c.Add(failed)
+
+	f := c.Final()
+	got := []float64{f.MeanITLMs, f.P50ITLMs, f.P90ITLMs, f.P99ITLMs}
+	if diff := cmp.Diff([]float64{25, 25, 37, 39.7}, got, approx); diff != "" {
+		t.Errorf("[mean p50 p90 p99] ITL ms (-want +got):\n%s", diff)
+	}
+}
+
+func TestFinalDispatchLag(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	for _, lag := range []float64{-0.002, 0, 0.001, 0.004} {
+		s := success(0.1, 50, 1)
+		s.DispatchLag = lag
+		c.Add(s)
+	}
+	late := failure() // failed requests were still dispatched: they count
+	late.DispatchLag = 0.097
+	c.Add(late)
+	c.Add(success(0.1, 50, 1)) // NaN: no schedule, not counted
+
+	f := c.Final()
+	got := []float64{f.MeanDispatchLagMs, f.P50DispatchLagMs, f.P99DispatchLagMs}
+	if diff := cmp.Diff([]float64{20, 1, 93.28}, got, approx); diff != "" {
+		t.Errorf("[mean p50 p99] dispatch lag ms (-want +got):\n%s", diff)
+	}
+
+	if f := NewCollector(t0).Final(); f.MeanDispatchLagMs != 0 || f.P99DispatchLagMs != 0 || f.MeanITLMs != 0 {
+		t.Errorf("empty collector: lag mean %v, p99 %v, ITL mean %v; want zeros", f.MeanDispatchLagMs, f.P99DispatchLagMs, f.MeanITLMs)
+	}
+}
+
+func TestCollectorReset(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	for range 5 {
+		s := withTokens(success(0.9, 9, 9), 1000, 100)
+		s.ITL, s.DispatchLag, s.Finish = 0.5, 0.5, at(30)
+		c.Add(s)
+	}
+	c.Add(failure())
+
+	start2 := at(60)
+	c.Reset(start2)
+	if diff := cmp.Diff(Aggregated{}, c.Current(start2)); diff != "" {
+		t.Errorf("after Reset, Current(start) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Final{}, c.Final()); diff != "" {
+		t.Errorf("after Reset, Final (-want +got):\n%s", diff)
+	}
+	if got := c.Current(start2.Add(50 * time.Millisecond)).ElapsedTime; math.Abs(got-0.05) > 1e-9 {
+		t.Errorf("elapsed 50 ms after Reset = %v, want 0.05 (clock restarted)", got)
+	}
+
+	s := withTokens(success(0.2, 40, 1), 10, 2)
+	s.ITL, s.Finish = 0.01, start2.Add(2*time.Second)
+	c.Add(s)
+	f := c.Final()
+	want := Final{
+		Aggregated: Aggregated{
+			TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 2,
+			MeanTTFTMs: 200, MeanDecodeSpeed: 40, MeanRequestLatencyMs: 1000,
+			InputThroughput: 5, OutputThroughput: 1, TotalInputTokens: 10, TotalOutputTokens: 2,
+		},
+		P50TTFTMs: 200, P90TTFTMs: 200, P99TTFTMs: 200,
+		P50DecodeSpeed: 40, P90DecodeSpeed: 40, P99DecodeSpeed: 40,
+		P50RequestLatencyMs: 1000, P90RequestLatencyMs: 1000, P99RequestLatencyMs: 1000,
+		MeanITLMs: 10, P50ITLMs: 10, P90ITLMs: 10, P99ITLMs: 10,
+	}
+	if diff := cmp.Diff(want, f, approx); diff != "" {
+		t.Errorf("Final after Reset uses only new data (-want +got):\n%s", diff)
+	}
+}
+
+func TestCollectorConcurrentAdds(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	var wg sync.WaitGroup
+	for g := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				if (g+i)%4 == 0 {
+					c.Add(withTokens(failure(), 1, 0))
+				} else {
+					c.Add(withTokens(success(0.1, 10, 1), 1, 1))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	f := c.Final()
+	if f.TotalRequests != 1000 || f.SuccessfulRequests != 750 || f.FailedRequests != 250 || f.TotalInputTokens != 1000 {
+		t.Errorf("total, ok, failed, input tokens = %d, %d, %d, %d; want 1000, 750, 250, 1000",
+			f.TotalRequests, f.SuccessfulRequests, f.FailedRequests, f.TotalInputTokens)
+	}
+}
+
+// TestCollectorReadersAndWriters: readers (the live display, Final) and
+// writers all make progress together, and Reset mid-stream is safe.
+func TestCollectorReadersAndWriters(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	var writes, reads atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					c.Add(success(0.1, 10, 1))
+					writes.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = c.Current(at(1))
+				_ = c.Final()
+				reads.Add(1)
+			}
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for (writes.Load() < 1000 || reads.Load() < 10) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	c.Reset(t0) // while writing
+	close(stop)
+	wg.Wait()
+	if writes.Load() < 1000 || reads.Load() < 10 {
+		t.Errorf("writes, reads = %d, %d; want both to progress (>= 1000, >= 10)", writes.Load(), reads.Load())
+	}
+	if f := c.Final(); f.TotalRequests != f.SuccessfulRequests || f.TotalRequests > int(writes.Load()) {
+		t.Errorf("after Reset: %d total, %d successful, %d written", f.TotalRequests, f.SuccessfulRequests, writes.Load())
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	s := withTokens(success(0.3, 48, 2), 10000, 128)
+	s.ITL, s.DispatchLag = 0.02, 0.001
+	b.Run("serial", func(b *testing.B) {
+		c := NewCollector(t0)
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Add(s)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		c := NewCollector(t0)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				c.Add(s)
+			}
+		})
+	})
+}
+
+func BenchmarkFinal(b *testing.B) {
+	c := NewCollector(t0)
+	for i := range 100_000 {
+		s := success(float64(i%997)/1000, float64(i%89), float64(i%1009)/100)
+		s.ITL, s.DispatchLag = float64(i%31)/1000, float64(i%7)/1000
+		c.Add(s)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Final()
+	}
+}
