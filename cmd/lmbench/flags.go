@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/sim"
+
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 )
 
@@ -32,6 +34,7 @@ type general struct {
 	logLevel       string
 	drainTimeout   time.Duration
 	help           bool
+	sim            sim.Config // --sim-*: the built-in engine's model (with --engine-url builtin)
 }
 
 func (g *general) register(fs *pflag.FlagSet) {
@@ -55,6 +58,8 @@ func (g *general) register(fs *pflag.FlagSet) {
 	fs.StringVar(&g.logLevel, "log-level", "info", "Log level: trace, debug, info, warn, error.")
 	fs.DurationVar(&g.drainTimeout, "drain-timeout", 30*time.Second, "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them.")
 	fs.BoolVarP(&g.help, "help", "h", false, "Show help.")
+	g.sim = sim.DefaultConfig()
+	g.sim.RegisterFlags(fs, "sim-")
 	fs.SortFlags = false
 }
 

@@ -260,9 +260,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	engineURL := g.engineURL
 	reportURL := ""
 	if g.engineURL == "builtin" {
-		srv, err := sim.New(sim.DefaultConfig(), log.With().Str("component", "sim").Logger())
+		srv, err := sim.New(g.sim, log.With().Str("component", "sim").Logger())
 		if err != nil {
-			return exitFailed, err
+			return exitUsage, usageError{err}
 		}
 		base, err := srv.Start("127.0.0.1:0")
 		if err != nil {
@@ -273,6 +273,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		reportURL = "builtin (" + base + ")"
 		log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
 	} else {
+		var simFlags []string
+		fs.Visit(func(f *pflag.Flag) {
+			if strings.HasPrefix(f.Name, "sim-") {
+				simFlags = append(simFlags, "--"+f.Name)
+			}
+		})
+		if len(simFlags) > 0 {
+			return exitUsage, usageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(simFlags, ", "), g.engineURL)}
+		}
 		if _, err := url.Parse(engine.NormalizeURL(g.engineURL)); err != nil {
 			return exitFailed, fmt.Errorf("--engine-url: %q is not a URL: %v", g.engineURL, err)
 		}
