@@ -55,15 +55,7 @@ func (s *server[O]) Describe(context.Context, *exporterv1.DescribeRequest) (*exp
 		return nil, status.Errorf(codes.Internal, "exporter %s: invalid options struct: %v", s.def.Name, err)
 	}
 	return &exporterv1.DescribeResponse{
-		Info: &pluginv1.PluginInfo{
-			Kind:          handshake.ExporterKind,
-			Name:          s.def.Name,
-			Version:       s.def.Version,
-			Summary:       s.def.Summary,
-			Prefix:        s.def.Prefix,
-			ProtocolMinor: handshake.ProtocolMinor,
-			SdkVersion:    handshake.SDKVersion,
-		},
+		Info:    serve.Info(handshake.ExporterKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix),
 		Options: specs,
 	}, nil
 }
@@ -71,7 +63,7 @@ func (s *server[O]) Describe(context.Context, *exporterv1.DescribeRequest) (*exp
 func (s *server[O]) Configure(_ context.Context, req *exporterv1.ConfigureRequest) (*exporterv1.ConfigureResponse, error) {
 	opts, err := option.Decode(s.def.Defaults, req.GetOptions())
 	if err != nil {
-		return &exporterv1.ConfigureResponse{Errors: fieldErrors(err)}, nil
+		return &exporterv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
 	}
 	r := req.GetRun()
 	env := Env{Logger: s.log, Run: RunMetadata{
@@ -86,7 +78,7 @@ func (s *server[O]) Configure(_ context.Context, req *exporterv1.ConfigureReques
 	}}
 	exp, err := s.def.New(opts, env)
 	if err != nil {
-		return &exporterv1.ConfigureResponse{Errors: fieldErrors(err)}, nil
+		return &exporterv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
 	}
 	s.mu.Lock()
 	s.exp, s.finished = exp, false // a new exporter starts a new lifecycle
@@ -97,14 +89,6 @@ func (s *server[O]) Configure(_ context.Context, req *exporterv1.ConfigureReques
 		resp.Resolved[sp.Name] = sp.Default
 	}
 	return resp, nil
-}
-
-func fieldErrors(err error) []*pluginv1.FieldError {
-	var out []*pluginv1.FieldError
-	for _, fe := range option.FieldErrors(err) {
-		out = append(out, &pluginv1.FieldError{Option: fe.Option, Message: fe.Message})
-	}
-	return out
 }
 
 // state returns the exporter if it may still be used; finish marks it

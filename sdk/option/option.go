@@ -364,3 +364,12 @@ func Interface(v *pluginv1.OptionValue) any {
 	}
 	return nil
 }
+
+// ProtoErrors flattens err into the wire form of field errors.
+func ProtoErrors(err error) []*pluginv1.FieldError {
+	var out []*pluginv1.FieldError
+	for _, fe := range FieldErrors(err) {
+		out = append(out, &pluginv1.FieldError{Option: fe.Option, Message: fe.Message})
+	}
+	return out
+}

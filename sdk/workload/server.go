@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lmbench/lmbench/sdk/handshake"
+	"github.com/lmbench/lmbench/sdk/internal/serve"
 	"github.com/lmbench/lmbench/sdk/option"
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
@@ -38,15 +39,7 @@ func (s *server[O]) Describe(context.Context, *workloadv1.DescribeRequest) (*wor
 		return nil, status.Errorf(codes.Internal, "workload %s: invalid options struct: %v", s.def.Name, err)
 	}
 	return &workloadv1.DescribeResponse{
-		Info: &pluginv1.PluginInfo{
-			Kind:          handshake.WorkloadKind,
-			Name:          s.def.Name,
-			Version:       s.def.Version,
-			Summary:       s.def.Summary,
-			Prefix:        s.def.Prefix,
-			ProtocolMinor: handshake.ProtocolMinor,
-			SdkVersion:    handshake.SDKVersion,
-		},
+		Info:              serve.Info(handshake.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix),
 		Options:           specs,
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
@@ -56,7 +49,7 @@ func (s *server[O]) Describe(context.Context, *workloadv1.DescribeRequest) (*wor
 func (s *server[O]) Configure(_ context.Context, req *workloadv1.ConfigureRequest) (*workloadv1.ConfigureResponse, error) {
 	opts, err := option.Decode(s.def.Defaults, req.GetOptions())
 	if err != nil {
-		return &workloadv1.ConfigureResponse{Errors: fieldErrors(err)}, nil
+		return &workloadv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
 	}
 	c := req.GetCommon()
 	reg := NewRegistry()
@@ -73,7 +66,7 @@ func (s *server[O]) Configure(_ context.Context, req *workloadv1.ConfigureReques
 	}
 	wl, err := s.def.New(opts, env)
 	if err != nil {
-		return &workloadv1.ConfigureResponse{Errors: fieldErrors(err)}, nil
+		return &workloadv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
 	}
 	s.mu.Lock()
 	s.wl, s.registry = wl, reg
@@ -100,14 +93,6 @@ func (s *server[O]) Configure(_ context.Context, req *workloadv1.ConfigureReques
 		resp.PlannedRequests = int64(p.PlannedRequests())
 	}
 	return resp, nil
-}
-
-func fieldErrors(err error) []*pluginv1.FieldError {
-	var out []*pluginv1.FieldError
-	for _, fe := range option.FieldErrors(err) {
-		out = append(out, &pluginv1.FieldError{Option: fe.Option, Message: fe.Message})
-	}
-	return out
 }
 
 func (s *server[O]) configured() (Workload, *Registry, error) {

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+
 	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
@@ -107,5 +109,18 @@ func watchParent(ppid int) {
 		if os.Getppid() != ppid {
 			os.Exit(3)
 		}
+	}
+}
+
+// Info is the PluginInfo every plugin of this SDK reports.
+func Info(kind, name, version, summary, prefix string) *pluginv1.PluginInfo {
+	return &pluginv1.PluginInfo{
+		Kind:          kind,
+		Name:          name,
+		Version:       version,
+		Summary:       summary,
+		Prefix:        prefix,
+		ProtocolMinor: handshake.ProtocolMinor,
+		SdkVersion:    handshake.SDKVersion,
 	}
 }
