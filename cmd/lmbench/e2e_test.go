@@ -290,6 +290,72 @@ func TestLongDocQAEndToEnd(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "sk-e2e-secret") {
 		t.Error("the API key was printed")
 	}
+	// The plugin's logs reach the host's log with their level.
+	if !strings.Contains(r.stderr, "INF Warmup 1/4") || !strings.Contains(r.stderr, "INF Warmup complete: 4 documents sent") {
+		t.Errorf("plugin log lines missing or without level:\n%s", r.stderr)
+	}
+	// The banner (spec §2.6) precedes the summary (spec §7.1) on stdout.
+	if !strings.Contains(r.stdout, " Workload: long-doc-qa") || !strings.Contains(r.stdout, "Documents:") ||
+		!strings.Contains(r.stdout, "Engine Benchmark Result (long-doc-qa)") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+func TestNoCSV(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill",
+		"--rp-num-requests", "3", "--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000",
+		"--no-interactive", "-q", "--no-csv", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for name, want := range map[string]bool{"bench_results.csv": false, "bench_summary.json": false, "bench_journal.jsonl": true} {
+		if _, err := os.Stat(filepath.Join(out, name)); (err == nil) != want {
+			t.Errorf("%s exists = %v, want %v", name, err == nil, want)
+		}
+	}
+}
+
+// kill -9 of the host: the plugins notice their parent is gone and exit,
+// and the journal keeps every request that had finished.
+func TestHostKilledLeavesJournalAndNoOrphans(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t, withDelay(50*time.Millisecond))
+	out := t.TempDir()
+	cmd, _, _ := startLmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "long-doc-qa",
+		"--tokens-per-gb-kvcache", "10000", "--kv-cache-volume", "1", "--ldqa-document-length", "100",
+		"--no-interactive", "-q", "--output-dir", out)
+	var plugins []int
+	waitFor(t, "both plugins", func() bool {
+		plugins = childPids(t, cmd.Process.Pid, "lmbench-")
+		return len(plugins) == 2
+	})
+	journal := filepath.Join(out, "bench_journal.jsonl")
+	waitFor(t, "finished requests in the journal", func() bool {
+		if _, err := os.Stat(journal); err != nil {
+			return false
+		}
+		_, recs := readJournal(t, journal)
+		return len(recs) >= 5
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	_, recs := readJournal(t, journal)
+	eng.mu.Lock()
+	sent := len(eng.bodies)
+	eng.mu.Unlock()
+	// Every request the engine answered before the kill is in the journal,
+	// except at most those in flight at that moment (3 at a time here + 1 racing).
+	if len(recs) < 5 || sent-len(recs) > 4 {
+		t.Errorf("journal has %d records, the engine saw %d requests", len(recs), sent)
+	}
+	for _, pid := range plugins {
+		waitFor(t, fmt.Sprintf("orphaned plugin %d to exit", pid), func() bool { return !alive(pid) })
+	}
 }
 
 func trunc(s string) string {
