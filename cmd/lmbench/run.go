@@ -253,7 +253,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		return exitFailed, fmt.Errorf("--kv-cache-volume: must be positive, got %s", strconv.FormatFloat(g.kvCacheVolume, 'g', -1, 64))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(log)
 	defer stop()
 
 	// The engine.
@@ -660,4 +660,29 @@ func (e exporterClient) Write(ctx context.Context, r *exporterv1.WriteRequest) (
 
 func (e exporterClient) Finish(ctx context.Context, r *exporterv1.FinishRequest) (*exporterv1.FinishResponse, error) {
 	return e.c.Exporter().Finish(ctx, r)
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM
+// (the run then drains its in-flight requests); after that, signals get
+// their default action again, so a second Ctrl-C quits at once. The
+// journal keeps what finished, and the plugins exit when they lose us.
+func interruptible(log zerolog.Logger) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			log.Warn().Str("signal", s.String()).Msg("stopping: no new requests; waiting for those in flight (Ctrl-C again to quit now)")
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
 }
