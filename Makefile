@@ -10,7 +10,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 PLUGINS := $(wildcard plugins/*)
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: help build test test-short lint proto proto-check demo bench standalone tools clean
+.PHONY: help build test test-short lint proto proto-check demo bench overhead standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ demo: build ## run a real benchmark end to end on the built-in engine
 
 bench: ## Go benchmarks (hot paths), 5 repetitions each
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 work
+
+overhead: build ## measure lmbench's own overhead (200 simultaneous requests, zero-cost engine), 5 runs
+	BIN=$(BIN) scripts/overhead.sh
 
 clean:
 	rm -rf $(BIN) $(TOOLS) demo-out
