@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -111,6 +112,9 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		resp, err := e.Client.Configure(ctx, &exporterv1.ConfigureRequest{Options: e.Options, Run: meta})
 		if err != nil {
 			journal.Close(nil)
+			if e.Wrap == nil { // optional, as for export.Target
+				return nil, fmt.Errorf("exporter %s: configure: %w", e.Name, err)
+			}
 			return nil, e.Wrap("configure", err)
 		}
 		if errs := resp.GetErrors(); len(errs) > 0 {
@@ -261,8 +265,11 @@ func (o *observer) Finished(f *run.Finished) error {
 		o.failed.Add(1)
 	}
 	if f.Phase == workloadv1.Phase_PHASE_MEASURE {
-		lag := r.Submit.Sub(f.Scheduled).Seconds()
+		// Dispatch lag is reported for workloads that schedule requests
+		// (e.g. k/qps); for the rest "due" is only when their Step ran.
+		lag := math.NaN()
 		if f.ExplicitSchedule {
+			lag = r.Submit.Sub(f.Scheduled).Seconds()
 			o.scheduled.Store(true)
 		}
 		o.stats.Add(stats.Sample{

@@ -248,14 +248,19 @@ func (r *ring) String() string {
 	defer r.mu.Unlock()
 	// Keep the panic (and what follows) if there is one, else the tail.
 	lines := r.lines
+	panicked := false
 	for i, l := range lines {
 		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
-			lines = lines[i:]
+			lines, panicked = lines[i:], true
 			break
 		}
 	}
 	if len(lines) > 20 {
-		lines = lines[:20]
+		if panicked {
+			lines = lines[:20] // the panic and the top of its trace
+		} else {
+			lines = lines[len(lines)-20:] // the tail
+		}
 	}
 	return strings.Join(lines, "\n")
 }

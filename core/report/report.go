@@ -1,6 +1,7 @@
 // Package report renders a run's final numbers: the terminal summary (the
-// original's layout, spec §7.1, plus inter-token latency and dispatch lag)
-// and bench_summary.json (spec §7.3: the original's keys and number format,
+// original's layout, spec §7.1, with P50/P90 decode speed, inter-token
+// latency and, for scheduled workloads, dispatch lag added) and
+// bench_summary.json (spec §7.3: the original's keys and number format,
 // followed by lmbench's additions).
 package report
 

@@ -1,0 +1,223 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// touch creates dir/name with the given mode (0o755 = executable).
+func touch(t *testing.T, dir, name string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // WriteFile's mode is masked by umask
+		t.Fatal(err)
+	}
+	return path
+}
+
+func skipOnWindows(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("uses Unix executable bits and shell scripts")
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	skipOnWindows(t)
+	first, second, missing := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "missing")
+
+	touch(t, first, "lmbench-workload-long-doc-qa", 0o755)
+	touch(t, first, "lmbench-exporter-csv", 0o755)
+	touch(t, first, "lmbench-workload-notexec", 0o644)    // not executable
+	touch(t, first, "lmbench-workload-x.sha256", 0o755)   // dots: not a plugin name
+	touch(t, first, "lmbench-workload-v1.2", 0o755)       // dots
+	touch(t, first, "lmbench-workload-with space", 0o755) // spaces
+	touch(t, first, "lmbench-workload-", 0o755)           // no name
+	touch(t, first, "lmbench-sink-x", 0o755)              // unknown kind
+	touch(t, first, "workload-random-prefill", 0o755)     // no prefix
+	touch(t, first, "lmbench-workload-random-prefill", 0o644)
+	if err := os.Mkdir(filepath.Join(first, "lmbench-workload-adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, second, "lmbench-workload-long-doc-qa", 0o755)    // shadowed by first
+	touch(t, second, "lmbench-workload-random-prefill", 0o755) // first's copy is not executable: this one wins
+	touch(t, second, "lmbench-workload-notexec", 0o644)
+	touch(t, second, "lmbench-workload-aaa", 0o755)
+	touch(t, second, "lmbench-exporter-csv", 0o644) // not executable: not listed as shadowing
+
+	dirs := []string{first, missing, second, first} // a missing dir is skipped; a repeated one shadows nothing
+	all := []Candidate{
+		{Kind: "exporter", Name: "csv", Path: filepath.Join(first, "lmbench-exporter-csv")},
+		{Kind: "workload", Name: "aaa", Path: filepath.Join(second, "lmbench-workload-aaa")},
+		{Kind: "workload", Name: "long-doc-qa", Path: filepath.Join(first, "lmbench-workload-long-doc-qa"),
+			Shadowed: []string{filepath.Join(second, "lmbench-workload-long-doc-qa")}},
+		{Kind: "workload", Name: "random-prefill", Path: filepath.Join(second, "lmbench-workload-random-prefill")},
+	}
+	tests := []struct {
+		kind string
+		want []Candidate
+	}{
+		{"", all},
+		{"workload", all[1:]},
+		{"exporter", all[:1]},
+		{"sink", []Candidate{}},
+	}
+	for _, tt := range tests {
+		t.Run("kind="+tt.kind, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, Discover(tt.kind, dirs)); diff != "" {
+				t.Errorf("Discover(%q) (-want +got):\n%s", tt.kind, diff)
+			}
+		})
+	}
+	if got := Discover("", nil); len(got) != 0 {
+		t.Errorf("Discover with no dirs = %v", got)
+	}
+}
+
+func TestParseName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file, kind, name string
+		ok               bool
+	}{
+		{"lmbench-workload-long-doc-qa", "workload", "long-doc-qa", true},
+		{"lmbench-exporter-csv", "exporter", "csv", true},
+		{"lmbench-exporter-workload-x", "exporter", "workload-x", true},
+		{"lmbench-workload-", "", "", false},
+		{"lmbench-workload-a.b", "", "", false},
+		{"lmbench-workload-a b", "", "", false},
+		{"lmbench-other-x", "", "", false},
+		{"lmbench-workloadx", "", "", false},
+		{"xlmbench-workload-x", "", "", false},
+	}
+	for _, tt := range tests {
+		kind, name, ok := parseName(tt.file)
+		if kind != tt.kind || name != tt.name || ok != tt.ok {
+			t.Errorf("parseName(%q) = %q, %q, %v; want %q, %q, %v", tt.file, kind, name, ok, tt.kind, tt.name, tt.ok)
+		}
+	}
+}
+
+// Not parallel: t.Setenv.
+func TestSearchDirs(t *testing.T) {
+	list := string(os.PathListSeparator)
+	t.Run("LMBENCH_PLUGIN_PATH is the only place searched", func(t *testing.T) {
+		t.Setenv("LMBENCH_PLUGIN_PATH", "/opt/a"+list+"/opt/b")
+		t.Setenv("XDG_DATA_HOME", "/xdg")
+		if diff := cmp.Diff([]string{"/opt/a", "/opt/b"}, SearchDirs()); diff != "" {
+			t.Errorf("SearchDirs (-want +got):\n%s", diff)
+		}
+	})
+	if runtime.GOOS == "windows" {
+		return // the data directory comes from %AppData%
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	exeDir := filepath.Dir(exe)
+	t.Run("default: next to the binary, then the data dir", func(t *testing.T) {
+		t.Setenv("LMBENCH_PLUGIN_PATH", "")
+		t.Setenv("XDG_DATA_HOME", "/xdg")
+		want := []string{exeDir, filepath.Join(exeDir, "plugins"), "/xdg/lmbench/plugins"}
+		if diff := cmp.Diff(want, SearchDirs()); diff != "" {
+			t.Errorf("SearchDirs (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("no XDG_DATA_HOME: ~/.local/share", func(t *testing.T) {
+		t.Setenv("LMBENCH_PLUGIN_PATH", "")
+		t.Setenv("XDG_DATA_HOME", "")
+		t.Setenv("HOME", "/home/u")
+		dirs := SearchDirs()
+		if got, want := dirs[len(dirs)-1], "/home/u/.local/share/lmbench/plugins"; got != want {
+			t.Errorf("last dir = %q, want %q (all: %v)", got, want, dirs)
+		}
+	})
+}
+
+func TestFind(t *testing.T) {
+	t.Parallel()
+	skipOnWindows(t)
+	dir, other := t.TempDir(), t.TempDir()
+	exe := touch(t, dir, "lmbench-workload-alpha", 0o755)
+	touch(t, dir, "lmbench-workload-beta", 0o755)
+	touch(t, dir, "lmbench-exporter-gamma", 0o755)
+	plain := touch(t, dir, "plain-file", 0o644)
+	dirs := []string{dir, other}
+
+	t.Run("by name", func(t *testing.T) {
+		t.Parallel()
+		got, err := Find("workload", "alpha", dirs)
+		if err != nil || got != exe {
+			t.Errorf("Find = %q, %v; want %q", got, err, exe)
+		}
+	})
+	t.Run("by path", func(t *testing.T) {
+		t.Parallel()
+		// Any executable, whatever its name, when given as a path.
+		script := touch(t, other, "my-plugin", 0o755)
+		got, err := Find("workload", script, dirs)
+		if err != nil || got != script {
+			t.Errorf("Find = %q, %v; want %q", got, err, script)
+		}
+	})
+	t.Run("relative path is made absolute", func(t *testing.T) {
+		t.Parallel()
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(wd, exe)
+		if err != nil || !strings.ContainsRune(rel, filepath.Separator) {
+			t.Skipf("no relative path with a separator from %s to %s", wd, exe)
+		}
+		got, err := Find("workload", rel, dirs)
+		if err != nil || got != exe {
+			t.Errorf("Find(%q) = %q, %v; want %q", rel, got, err, exe)
+		}
+	})
+	errTests := []struct {
+		name, kind, arg string
+		want            []string
+	}{
+		{"path not executable", "workload", plain, []string{plain, "not an executable file"}},
+		{"path is a directory", "exporter", dir, []string{dir, "not an executable file"}},
+		{"path missing", "workload", filepath.Join(dir, "nope"), []string{filepath.Join(dir, "nope"), "not an executable"}},
+		{"unknown name", "workload", "delta", []string{`unknown workload "delta"`, "available: alpha, beta",
+			"searched " + dir + string(os.PathListSeparator) + other}},
+		// The kind filters: an exporter is not offered as a workload.
+		{"wrong kind", "workload", "gamma", []string{`unknown workload "gamma"`, "available: alpha, beta"}},
+		{"nothing installed", "exporter", "csv", []string{`unknown exporter "csv"`, "none found"}},
+	}
+	for _, tt := range errTests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := dirs
+			if tt.name == "nothing installed" {
+				d = []string{other}
+			}
+			got, err := Find(tt.kind, tt.arg, d)
+			if err == nil {
+				t.Fatalf("Find(%q) = %q, want an error", tt.arg, got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lmbench/lmbench/core/stats"
+)
+
+//go:generate python3 testdata/gen.py
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// The want values below were computed with python3's str.center
+// (`s.center(width, fill)`, CPython 3.11) and hard-coded here.
+func TestCenterMatchesPython(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		s     string
+		width int
+		fill  rune
+		want  string
+	}{
+		{" Engine Benchmark Result (long-doc-qa) ", 56, '=', "======== Engine Benchmark Result (long-doc-qa) ========="},
+		{" Engine Benchmark Result (long-doc-qa, interrupted) ", 56, '=', "== Engine Benchmark Result (long-doc-qa, interrupted) =="},
+		{" Engine Benchmark Result (random-prefill) ", 56, '=', "======= Engine Benchmark Result (random-prefill) ======="},
+		{" Results ", 56, '-', "----------------------- Results ------------------------"},
+		{" Time to First Token ", 56, '-', "----------------- Time to First Token ------------------"},
+		{" Configuration ", 56, '-', "-------------------- Configuration ---------------------"},
+		// Odd margin, odd width: the extra fill goes left.
+		{"ab", 5, '*', "**ab*"},
+		{"ab", 7, '*', "***ab**"},
+		{"abcd", 7, '*', "**abcd*"},
+		// Odd margin, even width: the extra fill goes right.
+		{"abc", 6, '*', "*abc**"},
+		{"a", 4, '*', "*a**"},
+		// Even margins.
+		{"abc", 5, '*', "*abc*"},
+		{"ab", 6, '*', "**ab**"},
+		{"abc", 7, '*', "**abc**"},
+		{"abcd", 8, '*', "**abcd**"},
+		{"", 3, '*', "***"},
+		// Width counts characters (code points), not bytes.
+		{"naïve", 8, '-', "-naïve--"},
+		// As wide or wider than width: unchanged.
+		{strings.Repeat("x", 56), 56, '=', strings.Repeat("x", 56)},
+		{strings.Repeat("x", 60), 56, '=', strings.Repeat("x", 60)},
+		{" Engine Benchmark Result (a-workload-name-that-is-far-too-long-to-fit) ", 56, '=',
+			" Engine Benchmark Result (a-workload-name-that-is-far-too-long-to-fit) "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.s, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, center(tt.s, tt.width, tt.fill)); diff != "" {
+				t.Errorf("center(%q, %d, %q) (-want +got):\n%s", tt.s, tt.width, tt.fill, diff)
+			}
+		})
+	}
+}
+
+// The want values were computed with python3 as
+// label + ":" + " " * max(56 - len(label) - 1 - len(v), 1) + v
+// where v is "%.2f" % round(x, 2) for floats, str(x) for ints, "N/A" for None.
+func TestEntryLayout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		label string
+		value any
+		want  string
+	}{
+		{"Successful requests", 2, "Successful requests:                                   2"},
+		{"Total input tokens", int64(9223372036854775807), "Total input tokens:                  9223372036854775807"},
+		{"Benchmark duration (s)", 1.005, "Benchmark duration (s):                             1.00"},
+		{"Benchmark duration (s)", 2.675, "Benchmark duration (s):                             2.67"},
+		{"Mean TTFT (ms)", 1234.565, "Mean TTFT (ms):                                  1234.57"},
+		{"Mean TTFT (ms)", 0.125, "Mean TTFT (ms):                                     0.12"},
+		{"Mean TTFT (ms)", 0.375, "Mean TTFT (ms):                                     0.38"},
+		{"P99 TTFT (ms)", 0.0, "P99 TTFT (ms):                                      0.00"},
+		{"Mean lag (ms)", -0.004, "Mean lag (ms):                                     -0.00"},
+		{"Mean lag (ms)", -0.006, "Mean lag (ms):                                     -0.01"},
+		{"Input throughput (tok/s)", 16260.162601626016, "Input throughput (tok/s):                       16260.16"},
+		{"Failed requests", nil, "Failed requests:                                     N/A"},
+		{"Engine URL", "http://höst:8000", "Engine URL:                             http://höst:8000"},
+		// Exactly one space left.
+		{"Model", strings.Repeat("x", 49), "Model: " + strings.Repeat("x", 49)},
+		{"Model", strings.Repeat("x", 48), "Model:  " + strings.Repeat("x", 48)},
+		// Too long: still one space, the line overflows.
+		{"Model", strings.Repeat("x", 50), "Model: " + strings.Repeat("x", 50)},
+		{"A label so long that the label alone nearly fills it", 12.5, "A label so long that the label alone nearly fills it: 12.50"},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, entry{tt.label, tt.value}.String()); diff != "" {
+			t.Errorf("entry{%q, %#v} (-want +got):\n%s", tt.label, tt.value, diff)
+		}
+	}
+}
+
+func terminalFixture() (Config, stats.Final) {
+	cfg := Config{
+		EngineURL: "http://localhost:8000", Model: "meta-llama/Llama-3.1-8B-Instruct", Workload: "long-doc-qa",
+		KVCacheVolumeGB: 100, TokensPerGB: 50000, Seed: 42, OutputDir: ".", ExportCSV: true,
+	}
+	f := stats.Final{
+		Aggregated: stats.Aggregated{
+			TotalRequests: 20, SuccessfulRequests: 19, FailedRequests: 1, ElapsedTime: 12.345678,
+			MeanTTFTMs: 312.4567, MeanDecodeSpeed: 48.005, MeanRequestLatencyMs: 2001.996,
+			InputThroughput: 16260.162601626016, OutputThroughput: 208.1, TotalInputTokens: 200000, TotalOutputTokens: 2432,
+		},
+		P50TTFTMs: 300, P90TTFTMs: 450.125, P99TTFTMs: 1234.565,
+		P50DecodeSpeed: 47.5, P90DecodeSpeed: 49.25, P99DecodeSpeed: 50.999,
+		P50RequestLatencyMs: 2000, P90RequestLatencyMs: 2100.5, P99RequestLatencyMs: 2300.75,
+		MeanITLMs: 20.833, P50ITLMs: 20, P90ITLMs: 22.5, P99ITLMs: 40.004,
+		MeanDispatchLagMs: 0.456, P50DispatchLagMs: 0.3, P99DispatchLagMs: 5.5,
+	}
+	return cfg, f
+}
+
+// testdata/terminal.golden was rewritten with -update and then checked
+// once, byte for byte, against a python3 rendering of the same numbers
+// with the spec's rules (str.center, "%.2f" % round(x, 2), right-aligned
+// to column 56).
+func TestTerminalGolden(t *testing.T) {
+	t.Parallel()
+	cfg, f := terminalFixture()
+	var b bytes.Buffer
+	Terminal(&b, cfg, Run{HasSchedule: true}, f)
+	golden(t, "terminal.golden", b.Bytes())
+}
+
+// Every line follows §7.1 whatever the numbers: 56 columns, a centred
+// title and section headers, "Label:" then the value flush right.
+func TestTerminalLayoutRules(t *testing.T) {
+	t.Parallel()
+	cfg, f := terminalFixture()
+	var b bytes.Buffer
+	Terminal(&b, cfg, Run{HasSchedule: true}, f)
+	out := b.String()
+	if !strings.HasSuffix(out, "\n") {
+		t.Errorf("output does not end with a newline: %q", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if got, want := lines[0], center(" Engine Benchmark Result (long-doc-qa) ", Width, '='); got != want {
+		t.Errorf("title = %q, want %q", got, want)
+	}
+	if got, want := lines[len(lines)-1], strings.Repeat("=", Width); got != want {
+		t.Errorf("footer = %q, want %q", got, want)
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n != Width {
+			t.Errorf("line %d is %d columns, want %d: %q", i+1, n, Width, l)
+		}
+		if i == 0 || i == len(lines)-1 || strings.HasPrefix(l, "-") {
+			continue
+		}
+		label, value, ok := strings.Cut(l, ":")
+		if !ok || !strings.HasPrefix(value, " ") || strings.HasSuffix(value, " ") || label == "" {
+			t.Errorf("line %d is not `Label: value`: %q", i+1, l)
+		}
+	}
+}
+
+func sections(out string) []string {
+	var s []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "-") {
+			s = append(s, strings.Trim(l, "- "))
+		}
+	}
+	return s
+}
+
+func TestTerminalSectionsAndTitle(t *testing.T) {
+	t.Parallel()
+	base := []string{"Configuration", "Results", "Time to First Token", "Decoding Speed", "Inter-token Latency"}
+	tests := []struct {
+		name      string
+		run       Run
+		title     string
+		sections  []string
+		forbidden string
+	}{
+		{"plain", Run{}, "======== Engine Benchmark Result (long-doc-qa) =========", base, "lag (ms)"},
+		{"scheduled", Run{HasSchedule: true}, "======== Engine Benchmark Result (long-doc-qa) =========",
+			append(base[:len(base):len(base)], "Dispatch Lag (sent - scheduled)"), "interrupted"},
+		// Title computed with python3: " Engine Benchmark Result (long-doc-qa, interrupted) ".center(56, "=").
+		{"interrupted", Run{Interrupted: true}, "== Engine Benchmark Result (long-doc-qa, interrupted) ==", base, "Dispatch Lag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, f := terminalFixture()
+			var b bytes.Buffer
+			Terminal(&b, cfg, tt.run, f)
+			out := b.String()
+			if got, _, _ := strings.Cut(out, "\n"); got != tt.title {
+				t.Errorf("title = %q, want %q", got, tt.title)
+			}
+			if diff := cmp.Diff(tt.sections, sections(out)); diff != "" {
+				t.Errorf("sections (-want +got):\n%s", diff)
+			}
+			if strings.Contains(out, tt.forbidden) {
+				t.Errorf("output contains %q:\n%s", tt.forbidden, out)
+			}
+		})
+	}
+}
+
+// summaryFixture is the input testdata/gen.py renders into summary.json.
+func summaryFixture() (Config, Run, stats.Final) {
+	tenth, fifth, one, three := 0.1, 0.2, 1.0, 3.0 // variables: rounded at run time, as in Python
+	cfg := Config{
+		EngineURL: "http://localhost:8000", Model: "test-model", Workload: "long-doc-qa",
+		KVCacheVolumeGB: 100, TokensPerGB: 50000, Seed: 42, OutputDir: ".",
+		ExportCSV: true, ExportJSON: true, Quiet: false,
+	}
+	f := stats.Final{
+		Aggregated: stats.Aggregated{
+			TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 1.23,
+			MeanTTFTMs: 300, MeanDecodeSpeed: tenth + fifth, MeanRequestLatencyMs: 2000.5,
+			InputThroughput: 16260.162601626016, OutputThroughput: 1e-05,
+			TotalInputTokens: 20000, TotalOutputTokens: 256,
+		},
+		P50TTFTMs: 100, P90TTFTMs: 1e16, P99TTFTMs: 123456789012345,
+		P50DecodeSpeed: 0.0001, P90DecodeSpeed: 1.5e-07, P99DecodeSpeed: one / three,
+		P50RequestLatencyMs: 0, P90RequestLatencyMs: -2.5, P99RequestLatencyMs: 1e100,
+		MeanITLMs: 12.5, P50ITLMs: 10, P90ITLMs: 20, P99ITLMs: 29.99,
+		MeanDispatchLagMs: -0.25, P50DispatchLagMs: 0.5, P99DispatchLagMs: 3,
+	}
+	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0"}, f
+}
+
+// escapesFixture is the input testdata/gen.py renders into
+// summary_escapes.json: strings that need ensure_ascii escaping.
+func escapesFixture() (Config, Run, stats.Final) {
+	cfg := Config{
+		EngineURL:       "http://h\u00f6st:8000/v1?q=\"x\"&p=a\\b",
+		Model:           "mod\u00e8le-\u4e2d\u6587-\U0001F600",
+		Workload:        "tab\there\nnl\rcr\bbs\fff\x01\x1f\x7f\u0080\u2028",
+		KVCacheVolumeGB: 0.5, TokensPerGB: -1, Seed: -9223372036854775808,
+		OutputDir: "/tmp/r\u00e9sultats", Quiet: true,
+	}
+	return cfg, Run{Version: "v\u00b2", Interrupted: true}, stats.Final{}
+}
+
+// The expected bytes are Python's json.dumps(obj, indent=2) output,
+// written by testdata/gen.py (python3; `go generate` reruns it).
+func TestSummaryJSONMatchesPython(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file    string
+		fixture func() (Config, Run, stats.Final)
+	}{
+		{"summary.json", summaryFixture},
+		{"summary_escapes.json", escapesFixture},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			want, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := SummaryJSON(tt.fixture())
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("SummaryJSON differs from python3 json.dumps(indent=2) (-want +got):\n%s", diff)
+			}
+			for i, c := range got {
+				if c >= 0x80 || (c < 0x20 && c != '\n') {
+					t.Fatalf("byte %d is %#x: output must be ASCII with escapes (ensure_ascii)", i, c)
+				}
+			}
+			if !json.Valid(got) {
+				t.Errorf("not valid JSON:\n%s", got)
+			}
+		})
+	}
+}
+
+// objectKeys returns the keys of the JSON object at the decoder's position,
+// in document order, and the raw value of each.
+func objectKeys(t *testing.T, data []byte) ([]string, map[string]json.RawMessage) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %v %v", tok, err)
+	}
+	var keys []string
+	vals := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+		vals[k] = v
+	}
+	return keys, vals
+}
+
+func TestSummaryJSONKeyOrder(t *testing.T) {
+	t.Parallel()
+	top, vals := objectKeys(t, SummaryJSON(summaryFixture()))
+	if diff := cmp.Diff([]string{"config", "results", "run"}, top); diff != "" {
+		t.Errorf("top-level keys (-want +got):\n%s", diff)
+	}
+	config, _ := objectKeys(t, vals["config"])
+	// §7.3: the EngineBenchConfig fields.
+	wantConfig := []string{"engine_url", "model", "workload", "kv_cache_volume_gb", "tokens_per_gb_kvcache",
+		"seed", "output_dir", "export_csv", "export_json", "quiet"}
+	if diff := cmp.Diff(wantConfig, config); diff != "" {
+		t.Errorf("config keys (-want +got):\n%s", diff)
+	}
+	results, _ := objectKeys(t, vals["results"])
+	// §4.1: AggregatedStats then FinalStats, in this order, before any addition.
+	spec := []string{"total_requests", "successful_requests", "failed_requests", "elapsed_time",
+		"mean_ttft_ms", "mean_decode_speed", "mean_request_latency_ms", "input_throughput",
+		"output_throughput", "total_input_tokens", "total_output_tokens",
+		"p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "p50_decode_speed", "p90_decode_speed",
+		"p99_decode_speed", "p50_request_latency_ms", "p90_request_latency_ms", "p99_request_latency_ms"}
+	if len(results) < len(spec) {
+		t.Fatalf("results has %d keys, want at least the spec's %d", len(results), len(spec))
+	}
+	if diff := cmp.Diff(spec, results[:len(spec)]); diff != "" {
+		t.Errorf("results keys (-want +got):\n%s", diff)
+	}
+	seen := map[string]bool{}
+	for _, k := range results {
+		if seen[k] {
+			t.Errorf("results key %q repeated", k)
+		}
+		seen[k] = true
+	}
+	run, _ := objectKeys(t, vals["run"])
+	if diff := cmp.Diff([]string{"run_id", "lmbench_version", "interrupted"}, run); diff != "" {
+		t.Errorf("run keys (-want +got):\n%s", diff)
+	}
+}
+
+// Escapes decode back to the original strings (Go's decoder joins the
+// surrogate pair), so the escaping loses nothing.
+func TestSummaryJSONStringsRoundTrip(t *testing.T) {
+	t.Parallel()
+	cfg, run, f := escapesFixture()
+	var doc struct {
+		Config struct {
+			EngineURL string `json:"engine_url"`
+			Model     string `json:"model"`
+			Workload  string `json:"workload"`
+			OutputDir string `json:"output_dir"`
+		} `json:"config"`
+		Run struct {
+			Version string `json:"lmbench_version"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal(SummaryJSON(cfg, run, f), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{doc.Config.EngineURL, doc.Config.Model, doc.Config.Workload, doc.Config.OutputDir, doc.Run.Version}
+	want := []string{cfg.EngineURL, cfg.Model, cfg.Workload, cfg.OutputDir, run.Version}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded strings (-want +got):\n%s", diff)
+	}
+}
