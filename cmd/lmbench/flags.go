@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,7 +138,7 @@ func optionValues(fs *pflag.FlagSet, flags []optionFlag) (map[string]*pluginv1.O
 			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: int64(x)}}
 		default:
 			x, _ := fs.GetString(f.flag)
-			if vals := f.spec.GetEnumValues(); len(vals) > 0 && !contains(vals, x) {
+			if vals := f.spec.GetEnumValues(); len(vals) > 0 && !slices.Contains(vals, x) {
 				return nil, usageError{fmt.Errorf("--%s: must be one of %s, got %q", f.flag, strings.Join(vals, ", "), x)}
 			}
 			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: x}}
@@ -145,13 +146,4 @@ func optionValues(fs *pflag.FlagSet, flags []optionFlag) (map[string]*pluginv1.O
 		out[f.spec.GetName()] = v
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

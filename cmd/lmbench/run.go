@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,7 +170,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	}
 	var exps []*launched
 	expNames := append([]string(nil), g.exporters...)
-	if !g.noCSV && !contains(expNames, "csv") {
+	if !g.noCSV && !slices.Contains(expNames, "csv") {
 		expNames = append([]string{"csv"}, expNames...)
 	}
 	for _, n := range append(expNames, g.exporterPlugin...) {

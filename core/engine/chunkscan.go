@@ -11,39 +11,20 @@ import "encoding/json"
 func (c *chunk) decodeFast(b []byte) bool {
 	s := scanner{b: b}
 	s.ws()
-	if !s.open('{') {
-		return false
-	}
 	var seen uint8
-	for n := 0; ; n++ {
-		key, end, ok := s.member(n == 0)
-		if !ok {
-			return false
-		}
-		if end {
-			break
-		}
+	ok := s.object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
-			if !once(&seen, 1) || !c.decodeChoices(&s) {
-				return false
-			}
+			return once(&seen, 1) && c.decodeChoices(&s)
 		case "usage":
-			if !once(&seen, 2) || !c.Usage.decodeFast(&s) {
-				return false
-			}
+			return once(&seen, 2) && c.Usage.decodeFast(&s)
 		case "error":
-			if !once(&seen, 4) || !s.raw(&c.Error) {
-				return false
-			}
-		default:
-			if !s.skipUnknown(key) {
-				return false
-			}
+			return once(&seen, 4) && s.raw(&c.Error)
 		}
-	}
+		return s.skipUnknown(key)
+	})
 	s.ws()
-	return s.i == len(s.b)
+	return ok && s.i == len(s.b)
 }
 
 func (c *chunk) decodeChoices(s *scanner) bool {
@@ -73,107 +54,62 @@ func (c *chunk) decodeChoices(s *scanner) bool {
 }
 
 func (ch *choice) decodeFast(s *scanner) bool {
-	if !s.open('{') {
-		return false
-	}
 	var seen uint8
-	for n := 0; ; n++ {
-		key, end, ok := s.member(n == 0)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "delta":
-			if !once(&seen, 1) || !ch.decodeDelta(s) {
-				return false
-			}
+			return once(&seen, 1) && (s.null() || ch.decodeDelta(s))
 		case "text":
-			if !once(&seen, 2) || !s.raw(&ch.Text) {
-				return false
-			}
-		default:
-			if !s.skipUnknown(key) {
-				return false
-			}
+			return once(&seen, 2) && s.raw(&ch.Text)
 		}
-	}
+		return s.skipUnknown(key)
+	})
 }
 
 func (ch *choice) decodeDelta(s *scanner) bool {
-	if s.null() {
-		return true
-	}
-	if !s.open('{') {
-		return false
-	}
 	var seen uint8
-	for n := 0; ; n++ {
-		key, end, ok := s.member(n == 0)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			ok = once(&seen, 1) && s.raw(&ch.Delta.Content)
+			return once(&seen, 1) && s.raw(&ch.Delta.Content)
 		case "reasoning_content":
-			ok = once(&seen, 2) && s.raw(&ch.Delta.ReasoningContent)
+			return once(&seen, 2) && s.raw(&ch.Delta.ReasoningContent)
 		case "reasoning":
-			ok = once(&seen, 4) && s.raw(&ch.Delta.Reasoning)
-		default:
-			ok = s.skipUnknown(key)
+			return once(&seen, 4) && s.raw(&ch.Delta.Reasoning)
 		}
-		if !ok {
-			return false
-		}
-	}
+		return s.skipUnknown(key)
+	})
 }
 
 func (u *usage) decodeFast(s *scanner) bool {
 	if s.null() {
 		return true
 	}
-	if !s.open('{') {
-		return false
-	}
 	var seen uint8
-	for n := 0; ; n++ {
-		key, end, ok := s.member(n == 0)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
+	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			ok = once(&seen, 1) && s.int(&u.PromptTokens)
+			return once(&seen, 1) && s.int(&u.PromptTokens)
 		case "completion_tokens":
-			ok = once(&seen, 2) && s.int(&u.CompletionTokens)
+			return once(&seen, 2) && s.int(&u.CompletionTokens)
 		case "prompt_tokens_details":
-			ok = once(&seen, 4) && u.decodeDetails(s)
-		default:
-			ok = s.skipUnknown(key)
+			return once(&seen, 4) && (s.null() || s.object(func(key []byte) bool {
+				if string(key) == "cached_tokens" {
+					return once(&seen, 8) && s.int(&u.PromptTokensDetails.CachedTokens)
+				}
+				return s.skipUnknown(key)
+			}))
 		}
-		if !ok {
-			return false
-		}
-	}
+		return s.skipUnknown(key)
+	})
 }
 
-func (u *usage) decodeDetails(s *scanner) bool {
-	if s.null() {
-		return true
-	}
+// object reads a JSON object, calling field for each member with the
+// scanner positioned at its value; field must consume the value.
+func (s *scanner) object(field func(key []byte) bool) bool {
 	if !s.open('{') {
 		return false
 	}
-	var seen uint8
 	for n := 0; ; n++ {
 		key, end, ok := s.member(n == 0)
 		if !ok {
@@ -182,20 +118,12 @@ func (u *usage) decodeDetails(s *scanner) bool {
 		if end {
 			return true
 		}
-		switch string(key) {
-		case "cached_tokens":
-			ok = once(&seen, 1) && s.int(&u.PromptTokensDetails.CachedTokens)
-		default:
-			ok = s.skipUnknown(key)
-		}
-		if !ok {
+		if !field(key) {
 			return false
 		}
 	}
 }
 
-// once marks bit in seen and reports whether it was clear: a repeated key
-// goes to encoding/json, whose merge rules we do not copy.
 func once(seen *uint8, bit uint8) bool {
 	if *seen&bit != 0 {
 		return false
