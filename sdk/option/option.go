@@ -25,6 +25,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,21 +157,12 @@ func Specs(defaults any) ([]*pluginv1.OptionSpec, error) {
 	out := make([]*pluginv1.OptionSpec, len(fs))
 	for i, f := range fs {
 		f.spec.Default = Value(v.Field(f.index).Interface())
-		if f.spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !contains(f.spec.EnumValues, f.spec.Default.GetStringValue()) {
+		if f.spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !slices.Contains(f.spec.EnumValues, f.spec.Default.GetStringValue()) {
 			return nil, fmt.Errorf("option %s: default %q is not one of %v", f.spec.Name, f.spec.Default.GetStringValue(), f.spec.EnumValues)
 		}
 		out[i] = f.spec
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Value converts a Go value to an OptionValue (nil for unsupported types).
@@ -299,7 +291,7 @@ func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue
 }
 
 func checkBounds(v reflect.Value, spec *pluginv1.OptionSpec) error {
-	if spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !contains(spec.EnumValues, v.String()) {
+	if spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !slices.Contains(spec.EnumValues, v.String()) {
 		return Errorf(spec.Name, "must be one of %s, got %q", strings.Join(spec.EnumValues, ", "), v.String())
 	}
 	var x float64
