@@ -25,7 +25,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
