@@ -6,15 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
 
 	"github.com/lmbench/lmbench/sdk/exporter"
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
 	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
-	"github.com/lmbench/lmbench/sdk/wire"
 )
 
 // RunExporter drives def in-process the way the host does: Describe,
@@ -59,13 +57,9 @@ func (g grpcExporterClient) Finish(ctx context.Context, r *exporterv1.FinishRequ
 
 func dialExporterGRPC[O any](t testing.TB, def exporter.Definition[O]) (exporterClient, func()) {
 	t.Helper()
-	set := plugin.PluginSet{handshake.ExporterKind: &wire.ExporterPlugin{Impl: exporter.NewServer(def, zerolog.Nop())}}
-	gc, _ := plugin.TestPluginGRPCConn(t, false, set)
-	raw, err := gc.Dispense(handshake.ExporterKind)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	return grpcExporterClient{raw.(exporterv1.ExporterServiceClient)}, func() { gc.Close() }
+	srv := exporter.NewServer(def, zerolog.Nop())
+	conn := grpcConn(t, func(s *grpc.Server) { exporterv1.RegisterExporterServiceServer(s, srv) })
+	return grpcExporterClient{exporterv1.NewExporterServiceClient(conn)}, func() {}
 }
 
 func optionValues(opts map[string]any) (map[string]*pluginv1.OptionValue, error) {

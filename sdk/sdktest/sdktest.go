@@ -4,9 +4,9 @@
 // a virtual clock against a fake engine (Options.Engine), and returns a
 // Transcript: every request as the engine would receive it, with its
 // virtual send time, plus the results delivered to OnFinished. RunGRPC does
-// the same through real gRPC (go-plugin's in-process test connection) to
-// also exercise the wire conversions; note that connection uses gRPC's
-// default 4 MiB receive limit on the plugin side, not Serve's 256 MiB.
+// the same through real gRPC (a Unix socket in the test's temp dir, with the
+// server and dial options of a real plugin and host, message limits
+// included) to also exercise the wire conversions.
 //
 //	func TestShape(t *testing.T) { // in the plugin's package main
 //		tr := sdktest.Run(t, Definition, sdktest.Options{
@@ -32,15 +32,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
-	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 
@@ -192,8 +189,8 @@ func RunE[O any](def workload.Definition[O], o Options) (*Transcript, error) {
 	return drive(context.Background(), workload.NewServer(def, logger(o)), o)
 }
 
-// RunGRPC is Run through real gRPC (in-process, go-plugin's test
-// connection): the transcript must equal Run's.
+// RunGRPC is Run through real gRPC (in-process, over a Unix socket, with
+// the production message limits): the transcript must equal Run's.
 func RunGRPC[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript {
 	t.Helper()
 	c, closeFn := dialGRPC(t, def, o)
@@ -207,18 +204,10 @@ func RunGRPC[O any](t testing.TB, def workload.Definition[O], o Options) *Transc
 
 func dialGRPC[O any](t testing.TB, def workload.Definition[O], o Options) (client, func()) {
 	t.Helper()
-	set := plugin.PluginSet{handshake.WorkloadKind: &wire.WorkloadPlugin{Impl: workload.NewServer(def, logger(o))}}
-	gc, srv := plugin.TestPluginGRPCConn(t, false, set)
-	raw, err := gc.Dispense(handshake.WorkloadKind)
-	if err != nil {
-		t.Fatalf("dispense: %v", err)
-	}
-	// Close sends go-plugin's shutdown, which stops srv; stopping it here too would race.
-	_ = srv
-	return grpcClient{raw.(workloadv1.WorkloadServiceClient)}, func() { gc.Close() }
+	srv := workload.NewServer(def, logger(o))
+	conn := grpcConn(t, func(s *grpc.Server) { workloadv1.RegisterWorkloadServiceServer(s, srv) })
+	return grpcClient{workloadv1.NewWorkloadServiceClient(conn)}, func() {}
 }
-
-var _ = grpc.NewServer // the gRPC path is part of this package's contract
 
 // ConfigError carries the field errors Configure returned.
 type ConfigError struct{ Errors []*pluginv1.FieldError }
