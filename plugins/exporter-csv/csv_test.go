@@ -24,6 +24,7 @@ import (
 	"github.com/lmbench/lmbench/sdk/option"
 	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
 
@@ -127,19 +128,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "golden.csv")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("CSV differs from %s (-want +got):\n%s", golden, d)
-	}
+	sdktest.Golden(t, filepath.Join("testdata", "golden.csv"), got, *update)
 }
 
 func TestHeaderOnly(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -601,24 +600,5 @@ func TestGoldenTranscript(t *testing.T) {
 		Options: map[string]any{"document-length": 12},
 		Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 24},
 	})
-	var got bytes.Buffer
-	enc := json.NewEncoder(&got)
-	for _, s := range tr.Requests {
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join("testdata", "transcript.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), got.String()); d != "" {
-		t.Errorf("transcript differs from %s (-want +got):\n%s", path, d)
-	}
+	sdktest.Golden(t, filepath.Join("testdata", "transcript.golden.jsonl"), tr.JSONL(), *update)
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -248,24 +247,5 @@ func TestHugeRunSplitsSteps(t *testing.T) {
 func TestGoldenTranscript(t *testing.T) {
 	t.Parallel()
 	tr := sdktest.RunGRPC(t, Definition, sdktest.Options{Options: map[string]any{"request-length": 13, "num-requests": 3}})
-	var got bytes.Buffer
-	enc := json.NewEncoder(&got)
-	for _, s := range tr.Requests {
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join("testdata", "transcript.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), got.String()); d != "" {
-		t.Errorf("transcript differs from %s (-want +got):\n%s", path, d)
-	}
+	sdktest.Golden(t, filepath.Join("testdata", "transcript.golden.jsonl"), tr.JSONL(), *update)
 }

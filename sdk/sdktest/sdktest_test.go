@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -496,4 +497,30 @@ func TestDefaultEngine(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("DefaultEngine (-want +got):\n%s", d)
 	}
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sub", "g.jsonl")
+	sdktest.Golden(t, path, []byte("a\nb\n"), true)
+	sdktest.Golden(t, path, []byte("a\nb\n"), false)
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { recover() }()
+		sdktest.Golden(ft, path, []byte("a\nc\n"), false)
+	}()
+	if !strings.Contains(ft.msg, "line 2") || !strings.Contains(ft.msg, "want: b") || !strings.Contains(ft.msg, "got:  c") {
+		t.Fatalf("message %q", ft.msg)
+	}
+}
+
+type fakeT struct {
+	testing.TB
+	msg string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic("fatal")
 }
