@@ -136,7 +136,10 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	})
 	stopProgress()
 	res.Interrupted = outcome.Interrupted
-	res.Err = errors.Join(runErr, obs.err)
+	res.Err = runErr
+	if obs.err != nil && !errors.Is(runErr, obs.err) {
+		res.Err = errors.Join(res.Err, obs.err) // the observer failed after the loop had stopped
+	}
 
 	res.Final = obs.stats.Final()
 	run := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Interrupted, HasSchedule: obs.scheduled.Load()}

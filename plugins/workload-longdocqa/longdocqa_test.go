@@ -164,26 +164,25 @@ func TestConfigCustom(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	type fieldError struct{ Option, Message string }
 	tests := []struct {
 		name string
 		opts map[string]any
-		want []fieldError
+		want []option.FieldError
 	}{
 		{"document length 0", map[string]any{"document-length": 0},
-			[]fieldError{{"document-length", "document_length must be positive, got 0"}}},
+			[]option.FieldError{{Option: "document-length", Message: "document_length must be positive, got 0"}}},
 		{"document length -1", map[string]any{"document-length": -1},
-			[]fieldError{{"document-length", "document_length must be positive, got -1"}}},
+			[]option.FieldError{{Option: "document-length", Message: "document_length must be positive, got -1"}}},
 		{"queries 0", map[string]any{"query-per-document": 0},
-			[]fieldError{{"query-per-document", "query_per_document must be >= 1, got 0"}}},
+			[]option.FieldError{{Option: "query-per-document", Message: "query_per_document must be >= 1, got 0"}}},
 		{"inflight 0", map[string]any{"num-inflight-requests": 0},
-			[]fieldError{{"num-inflight-requests", "num_inflight_requests must be >= 1, got 0"}}},
+			[]option.FieldError{{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got 0"}}},
 		{"policy unknown", map[string]any{"shuffle-policy": "unknown"},
-			[]fieldError{{"shuffle-policy", "shuffle_policy must be 'random' or 'tile', got 'unknown'"}}},
+			[]option.FieldError{{Option: "shuffle-policy", Message: "shuffle_policy must be 'random' or 'tile', got 'unknown'"}}},
 		{"all reported together", map[string]any{"document-length": 0, "num-inflight-requests": -2},
-			[]fieldError{
-				{"document-length", "document_length must be positive, got 0"},
-				{"num-inflight-requests", "num_inflight_requests must be >= 1, got -2"},
+			[]option.FieldError{
+				{Option: "document-length", Message: "document_length must be positive, got 0"},
+				{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got -2"},
 			}},
 	}
 	for _, tc := range tests {
@@ -194,11 +193,7 @@ func TestInvalidOptions(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
 			}
-			var got []fieldError
-			for _, fe := range ce.Errors {
-				got = append(got, fieldError{fe.GetOption(), fe.GetMessage()})
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
 				t.Errorf("field errors (-want +got):\n%s", d)
 			}
 		})

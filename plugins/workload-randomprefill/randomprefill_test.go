@@ -85,18 +85,17 @@ func TestConfig(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	type fieldError struct{ Option, Message string }
 	tests := []struct {
 		name string
 		opts map[string]any
-		want []fieldError
+		want []option.FieldError
 	}{
-		{"length 0", map[string]any{"request-length": 0}, []fieldError{{"request-length", "request_length must be positive, got 0"}}},
-		{"length -1", map[string]any{"request-length": -1}, []fieldError{{"request-length", "request_length must be positive, got -1"}}},
-		{"count 0", map[string]any{"num-requests": 0}, []fieldError{{"num-requests", "num_requests must be >= 1, got 0"}}},
-		{"both", map[string]any{"request-length": 0, "num-requests": -3}, []fieldError{
-			{"request-length", "request_length must be positive, got 0"},
-			{"num-requests", "num_requests must be >= 1, got -3"},
+		{"length 0", map[string]any{"request-length": 0}, []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got 0"}}},
+		{"length -1", map[string]any{"request-length": -1}, []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got -1"}}},
+		{"count 0", map[string]any{"num-requests": 0}, []option.FieldError{{Option: "num-requests", Message: "num_requests must be >= 1, got 0"}}},
+		{"both", map[string]any{"request-length": 0, "num-requests": -3}, []option.FieldError{
+			{Option: "request-length", Message: "request_length must be positive, got 0"},
+			{Option: "num-requests", Message: "num_requests must be >= 1, got -3"},
 		}},
 	}
 	for _, tc := range tests {
@@ -107,11 +106,7 @@ func TestInvalidOptions(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
 			}
-			var got []fieldError
-			for _, fe := range ce.Errors {
-				got = append(got, fieldError{fe.GetOption(), fe.GetMessage()})
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
 				t.Errorf("field errors (-want +got):\n%s", d)
 			}
 		})

@@ -468,3 +468,12 @@ func resultOf(r *workloadv1.Result) workload.Result {
 		Finish: time.Duration(r.GetFinishOffsetNs()),
 	}
 }
+
+// Fields returns the errors as plain values, for comparing with cmp.Diff.
+func (e *ConfigError) Fields() []option.FieldError {
+	out := make([]option.FieldError, len(e.Errors))
+	for i, fe := range e.Errors {
+		out[i] = option.FieldError{Option: fe.GetOption(), Message: fe.GetMessage()}
+	}
+	return out
+}
