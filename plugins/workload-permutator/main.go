@@ -1,24 +1,35 @@
-// Command lmbench-workload-long-doc-permutator is the long-doc-permutator workload plugin.
+// Command lmbench-workload-long-doc-permutator is the long-doc-permutator
+// workload plugin: every request holds the same context documents in a
+// different order, to stress blended (non-prefix) KV-cache reuse.
 package main
 
-import (
-	"errors"
+import "github.com/lmbench/lmbench/sdk/workload"
 
-	"github.com/lmbench/lmbench/sdk/workload"
-)
-
-// Options are long-doc-permutator's settings (placeholder until the workload lands).
-type Options struct{}
+// Options are long-doc-permutator's settings; the field values in
+// Definition.Defaults are the original's defaults.
+type Options struct {
+	NumContexts         int `opt:"num-contexts" label:"Contexts" help:"Number of unique context documents." min:"1"`
+	ContextLength       int `opt:"context-length" label:"Context length (tokens)" help:"Token length of each context, counted in pseudo-words (each costs several model tokens)." min:"1"`
+	SystemPromptLength  int `opt:"system-prompt-length" label:"System prompt length (tokens)" help:"Token length of the shared system prompt. Use 0 for no system prompt." min:"0"`
+	NumPermutations     int `opt:"num-permutations" label:"Permutations" help:"Number of distinct permutations to send. Capped at N! where N = --ldp-num-contexts." min:"1"`
+	NumInflightRequests int `opt:"num-inflight-requests" label:"Max inflight requests" help:"Max concurrent in-flight requests." min:"1"`
+}
 
 // Definition is the plugin; tests drive it with sdktest.
 var Definition = workload.Definition[Options]{
 	Name:    "long-doc-permutator",
 	Prefix:  "ldp",
-	Summary: "placeholder",
+	Summary: "Permutations of shared context documents (tests blended KV cache reuse)",
 	Version: "0.1.0",
-	New: func(Options, workload.Env) (workload.Workload, error) {
-		return nil, errors.New("long-doc-permutator: not built yet")
+	TagKeys: []string{"perm", "order"},
+	Defaults: Options{
+		NumContexts:         5,
+		ContextLength:       5000,
+		SystemPromptLength:  1000,
+		NumPermutations:     10,
+		NumInflightRequests: 1,
 	},
+	New: newPermutator,
 }
 
 func main() { workload.Serve(Definition) }
