@@ -1,24 +1,40 @@
-// Command lmbench-workload-multi-round-chat is the multi-round-chat workload plugin.
+// Command lmbench-workload-multi-round-chat is the multi-round-chat workload
+// plugin: concurrent chat sessions whose conversations grow round by round,
+// sent at a fixed rate, to measure KV-cache reuse of long chat histories.
 package main
 
-import (
-	"errors"
+import "github.com/lmbench/lmbench/sdk/workload"
 
-	"github.com/lmbench/lmbench/sdk/workload"
-)
-
-// Options are multi-round-chat's settings (placeholder until the workload lands).
-type Options struct{}
+// Options are multi-round-chat's settings; the field values in
+// Definition.Defaults are the original's defaults. The number of sessions
+// is derived: --kv-cache-volume × --tokens-per-gb-kvcache divided by
+// (shared-prompt-length + chat-history-length), at least 1.
+type Options struct {
+	SharedPromptLength int     `opt:"shared-prompt-length" label:"System prompt length (tokens)" help:"System prompt token length." min:"1"`
+	ChatHistoryLength  int     `opt:"chat-history-length" label:"Chat history length (tokens)" help:"Pre-filled chat history token length." min:"1"`
+	UserInputLength    int     `opt:"user-input-length" label:"User input length (tokens)" help:"Tokens per user query." min:"1"`
+	OutputLength       int     `opt:"output-length" label:"Output length (tokens)" help:"Max tokens to generate per response." min:"1"`
+	QPS                float64 `opt:"qps" label:"Queries per second" help:"Queries per second. Request k is due k/qps seconds after the start, round-robin over the sessions; a session with an answer outstanding holds the queue until it is answered."`
+	Duration           float64 `opt:"duration" label:"Duration (seconds)" help:"Benchmark duration in seconds. No request is sent after it; those already sent are awaited."`
+}
 
 // Definition is the plugin; tests drive it with sdktest.
 var Definition = workload.Definition[Options]{
-	Name:    "multi-round-chat",
-	Prefix:  "mrc",
-	Summary: "placeholder",
-	Version: "0.1.0",
-	New: func(Options, workload.Env) (workload.Workload, error) {
-		return nil, errors.New("multi-round-chat: not built yet")
+	Name:              "multi-round-chat",
+	Prefix:            "mrc",
+	Summary:           "Multi-turn chat with stateful sessions",
+	Version:           "0.1.0",
+	TagKeys:           []string{"session", "round"},
+	WantsResponseText: true,
+	Defaults: Options{
+		SharedPromptLength: 2000,
+		ChatHistoryLength:  10000,
+		UserInputLength:    50,
+		OutputLength:       200,
+		QPS:                1.0,
+		Duration:           60.0,
 	},
+	New: newMultiRoundChat,
 }
 
 func main() { workload.Serve(Definition) }

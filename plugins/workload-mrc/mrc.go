@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pyrepr"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// maxSessions bounds the derived session count: beyond it the run could
+// not hold its sessions in memory anyway.
+const maxSessions = 1 << 20
+
+// understood is the assistant's reply to the pre-filled history.
+const understood = "Understood, I have read the context above."
+
+// warmupQuery is the user turn of every warmup request.
+const warmupQuery = "Hello"
+
+// Validate checks the options with the original's messages, all at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.SharedPromptLength <= 0 {
+		errs = append(errs, option.Errorf("shared-prompt-length", "shared_prompt_length must be positive, got %d", o.SharedPromptLength))
+	}
+	if o.ChatHistoryLength <= 0 {
+		errs = append(errs, option.Errorf("chat-history-length", "chat_history_length must be positive, got %d", o.ChatHistoryLength))
+	}
+	if o.UserInputLength < 1 {
+		errs = append(errs, option.Errorf("user-input-length", "user_input_length must be >= 1, got %d", o.UserInputLength))
+	}
+	if o.OutputLength < 1 {
+		errs = append(errs, option.Errorf("output-length", "output_length must be >= 1, got %d", o.OutputLength))
+	}
+	// NaN passes the original's "<= 0" test and infinities make no
+	// schedule, so both are refused as well.
+	if !(o.QPS > 0) || math.IsInf(o.QPS, 1) {
+		errs = append(errs, option.Errorf("qps", "qps must be positive, got %s", pyrepr.Float(o.QPS)))
+	}
+	if !(o.Duration > 0) || math.IsInf(o.Duration, 1) {
+		errs = append(errs, option.Errorf("duration", "duration must be positive, got %s", pyrepr.Float(o.Duration)))
+	}
+	return errors.Join(errs...)
+}
+
+// numSessions sizes the session set to fill the KV cache:
+// max(1, int(kv_cache_volume_gb * tokens_per_gb / (shared_prompt_length +
+// chat_history_length))), with the original's float arithmetic and
+// truncation.
+func numSessions(kvCacheGB float64, tokensPerGB int64, sharedPrompt, history int) (int, error) {
+	perSession := float64(sharedPrompt) + float64(history)
+	if sharedPrompt <= math.MaxInt-history {
+		perSession = float64(sharedPrompt + history) // one rounding, as Python's int sum
+	}
+	f := kvCacheGB * float64(tokensPerGB) / perSession
+	if math.IsNaN(f) || f >= maxSessions {
+		return 0, option.Errorf("chat-history-length",
+			"kv_cache_volume_gb * tokens_per_gb / (shared_prompt_length + chat_history_length) = %g sessions, more than the %d supported; raise the lengths or lower the KV cache volume",
+			f, maxSessions)
+	}
+	if f < 1 {
+		return 1, nil
+	}
+	return int(f), nil
+}
+
+// repeatWords is word repeated n times, space-joined ("" for n <= 0).
+func repeatWords(word string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat(word+" ", n-1) + word
+}
+
+// systemPrompt is session i's system prompt: a header naming the session,
+// padded with "help" to about length words.
+func systemPrompt(i, length int) string {
+	prefix := "Session " + strconv.Itoa(i) + ". You are a helpful assistant. "
+	return prefix + repeatWords("help", length-len(strings.Fields(prefix)))
+}
+
+// historyText is session i's pre-filled history, padded with "hi" to about
+// length words.
+func historyText(i, length int) string {
+	prefix := "[Session " + strconv.Itoa(i) + " history] "
+	return prefix + repeatWords("hi", length-len(strings.Fields(prefix)))
+}
+
+// queryText is the user turn of every measured request.
+func queryText(length int) string { return repeatWords("tell", length) }
+
+// exchange is one answered round of a session.
+type exchange struct{ query, answer workload.Segment }
+
+// session is one chat user: a system prompt, a pre-filled history, the
+// rounds answered so far, and whether a request of its is outstanding.
+type session struct {
+	id        int
+	system    workload.Segment
+	history   workload.Segment // zero: no pre-filled history
+	exchanges []exchange
+	inFlight  bool
+}
+
+// messages is the conversation for a new user turn: system, the history
+// with its acknowledgement, every answered round in order, then query.
+func (s *session) messages(query workload.Segment) []workload.Message {
+	msgs := make([]workload.Message, 0, 4+2*len(s.exchanges))
+	msgs = append(msgs, workload.System(s.system))
+	if s.history != (workload.Segment{}) {
+		msgs = append(msgs, workload.User(s.history), workload.Assistant(workload.Text(understood)))
+	}
+	for _, e := range s.exchanges {
+		msgs = append(msgs, workload.User(e.query), workload.Assistant(e.answer))
+	}
+	return append(msgs, workload.User(query))
+}
+
+// record appends an answered round and makes the session ready again.
+func (s *session) record(query, answer workload.Segment) {
+	s.exchanges = append(s.exchanges, exchange{query, answer})
+	s.inFlight = false
+}
+
+// pendingRound is a measured request awaiting its answer.
+type pendingRound struct {
+	session int
+	query   workload.Segment
+}
+
+type multiRoundChat struct {
+	o        Options
+	log      zerolog.Logger
+	content  *workload.Registry
+	sessions []*session
+	duration time.Duration // o.Duration, saturated
+	query    workload.Segment
+	warmed   int // sessions sent in warmup
+	next     int // global index of the next measured request
+	pending  map[string]pendingRound
+}
+
+func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
+	n, err := numSessions(env.KVCacheVolumeGB, env.TokensPerGB, o.SharedPromptLength, o.ChatHistoryLength)
+	if err != nil {
+		return nil, err
+	}
+	w := &multiRoundChat{
+		o:        o,
+		log:      env.Logger,
+		content:  env.Content,
+		sessions: make([]*session, n),
+		duration: seconds(o.Duration),
+		pending:  map[string]pendingRound{},
+	}
+	for i := range w.sessions {
+		w.sessions[i] = &session{id: i}
+	}
+	return w, nil
+}
+
+// seconds converts s seconds to a Duration, saturating instead of overflowing.
+func seconds(s float64) time.Duration {
+	ns := math.Round(s * 1e9)
+	if ns >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ns)
+}
+
+// due is when measured request k is due: k/qps seconds after the phase
+// started. Each due time is computed from k, so rounding never accumulates.
+func (w *multiRoundChat) due(k int) time.Duration { return seconds(float64(k) / w.o.QPS) }
+
+func (w *multiRoundChat) Resolved() map[string]any {
+	return map[string]any{"num-concurrent-users": len(w.sessions)}
+}
+
+// PlannedRequests is the number of due times before the duration ends: what
+// is sent when every session is answered before its next turn comes up.
+func (w *multiRoundChat) PlannedRequests() int {
+	n := math.Ceil(w.o.Duration * w.o.QPS)
+	if n > math.MaxInt32 {
+		return 0 // unknown rather than absurd
+	}
+	k := int(n)
+	for k > 0 && w.due(k-1) >= w.duration {
+		k--
+	}
+	for w.due(k) < w.duration {
+		k++
+	}
+	return k
+}
+
+func (w *multiRoundChat) Banner() []workload.Field {
+	tokens := func(n int) string { return strconv.Itoa(n) + " tokens" }
+	return []workload.Field{
+		{Label: "Concurrent users", Value: strconv.Itoa(len(w.sessions))},
+		{Label: "Prompt length", Value: tokens(w.o.SharedPromptLength)},
+		{Label: "History length", Value: tokens(w.o.ChatHistoryLength)},
+		{Label: "Query length", Value: tokens(w.o.UserInputLength)},
+		{Label: "Output length", Value: tokens(w.o.OutputLength)},
+		{Label: "QPS", Value: pyrepr.Float(w.o.QPS)},
+		{Label: "Duration", Value: pyrepr.Float(w.o.Duration) + "s"},
+	}
+}
+
+// session returns session i with its prompt and history registered, so
+// each crosses the process boundary once, with the first request using it.
+func (w *multiRoundChat) session(i int) *session {
+	s := w.sessions[i]
+	if s.system == (workload.Segment{}) {
+		id := "s" + strconv.Itoa(i)
+		s.system = w.content.Register(id+".system", systemPrompt(i, w.o.SharedPromptLength))
+		s.history = w.content.Register(id+".history", historyText(i, w.o.ChatHistoryLength))
+	}
+	return s
+}
+
+// queryRef is the measured user turn, registered once.
+func (w *multiRoundChat) queryRef() workload.Segment {
+	if w.query == (workload.Segment{}) {
+		w.query = w.content.Register("query", queryText(w.o.UserInputLength))
+	}
+	return w.query
+}
+
+func (w *multiRoundChat) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+	switch in.Phase {
+	case workload.Warmup:
+		return w.warmupStep(in), nil
+	case workload.Measure:
+		return w.measureStep(in), nil
+	}
+	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+}
+
+// warmupStep sends one request per session, one at a time, each once the
+// previous one finished. Warmup answers are not recorded.
+func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
+	if in.InFlight > 0 {
+		return workload.WaitForFinish()
+	}
+	if w.warmed == len(w.sessions) {
+		w.log.Info().Msgf("Warmup complete: %d sessions", len(w.sessions))
+		return workload.Done()
+	}
+	i := w.warmed
+	w.warmed++
+	w.log.Info().Msgf("Warmup %d/%d", i+1, len(w.sessions))
+	s := w.session(i)
+	req := workload.Chat("warmup_s"+strconv.Itoa(i), s.messages(workload.Text(warmupQuery))...).
+		WithMaxTokens(1).
+		Tag("session", strconv.Itoa(i))
+	return workload.Send(req).WaitForFinish()
+}
+
+// measureStep sends every request that is due, in round-robin session
+// order, each stamped with its due time k/qps. A session whose previous
+// request is unanswered holds the queue (no skipping to the next session):
+// the step then waits for an answer, and the requests that fell behind go
+// out back to back once it arrives. Nothing is sent once the duration has
+// passed; the host then awaits what is in flight.
+func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput {
+	var reqs []workload.Request
+	for {
+		if in.Offset >= w.duration {
+			return workload.Send(reqs...).Done()
+		}
+		due := w.due(w.next)
+		if due > in.Offset {
+			// The phase lasts the duration even when the next request is
+			// due after it.
+			return workload.Send(reqs...).WakeAt(min(due, w.duration))
+		}
+		s := w.session(w.next % len(w.sessions))
+		if s.inFlight {
+			return workload.Send(reqs...).WaitForFinishOr(w.duration)
+		}
+		id := "s" + strconv.Itoa(s.id) + "_r" + strconv.Itoa(w.next)
+		query := w.queryRef()
+		req := workload.Chat(id, s.messages(query)...).
+			WithMaxTokens(w.o.OutputLength).
+			At(due).
+			Tag("session", strconv.Itoa(s.id)).
+			Tag("round", strconv.Itoa(len(s.exchanges)))
+		s.inFlight = true
+		w.pending[id] = pendingRound{session: s.id, query: query}
+		w.log.Debug().Msgf("Session %d dispatched request %d", s.id, w.next)
+		reqs = append(reqs, req)
+		w.next++
+	}
+}
+
+// OnFinished records each measured answer into its session, which makes
+// the session ready for its next round. A failed request is recorded with
+// an empty answer, and the session goes on. Warmup answers are not kept.
+func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result) error {
+	for _, r := range results {
+		if r.Phase == workload.Warmup {
+			if !r.Success {
+				sid, _ := strings.CutPrefix(r.ID, "warmup_s")
+				w.log.Warn().Msgf("Warmup session %s failed: %s", sid, r.Error)
+			}
+			continue
+		}
+		p, ok := w.pending[r.ID]
+		if !ok {
+			continue
+		}
+		delete(w.pending, r.ID)
+		answer := workload.Text("")
+		if r.Success && r.Text != "" {
+			answer = w.content.Register(r.ID+".answer", r.Text)
+		}
+		w.sessions[p.session].record(p.query, answer)
+	}
+	return nil
+}
