@@ -237,7 +237,8 @@ type permutator struct {
 
 func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 	if env.Seed > math.MaxInt64-int64(o.NumContexts) {
-		return nil, option.Errorf("", "seed %d is too large: context i uses seed+1+i, which must stay below 2^63 for %d contexts", env.Seed, o.NumContexts)
+		return nil, option.Errorf("", "--seed %d is too large: context i is drawn with seed+1+i, so for %d contexts the seed must be at most %d",
+			env.Seed, o.NumContexts, math.MaxInt64-int64(o.NumContexts))
 	}
 	total := factorial(o.NumContexts)
 	want := big.NewInt(int64(o.NumPermutations))

@@ -236,8 +236,14 @@ func TestInvalidOptions(t *testing.T) {
 
 func TestSeedOverflow(t *testing.T) {
 	t.Parallel()
-	_, err := Definition.New(Definition.Defaults, workload.Env{Common: workload.Common{Seed: 1<<63 - 3}, Logger: zerolog.Nop(), Content: workload.NewRegistry()})
-	if err == nil || !strings.Contains(err.Error(), "seed 9223372036854775805 is too large") {
+	env := func(seed int64) workload.Env {
+		return workload.Env{Common: workload.Common{Seed: seed}, Logger: zerolog.Nop(), Content: workload.NewRegistry()}
+	}
+	if _, err := Definition.New(Definition.Defaults, env(1<<63-6)); err != nil {
+		t.Errorf("the largest seed for 5 contexts was rejected: %v", err)
+	}
+	_, err := Definition.New(Definition.Defaults, env(1<<63-3))
+	if err == nil || err.Error() != "--seed 9223372036854775805 is too large: context i is drawn with seed+1+i, so for 5 contexts the seed must be at most 9223372036854775802" {
 		t.Errorf("got %v, want a seed error", err)
 	}
 }
