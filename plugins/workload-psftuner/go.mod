@@ -2,7 +2,11 @@ module github.com/lmbench/lmbench/plugins/workload-psftuner
 
 go 1.26.0
 
-require github.com/lmbench/lmbench/sdk v0.0.0
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/lmbench/lmbench/sdk v0.0.0
+	github.com/rs/zerolog v1.35.1
+)
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
@@ -13,7 +17,6 @@ require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/oklog/run v1.1.0 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
