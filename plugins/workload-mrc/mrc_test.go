@@ -400,7 +400,7 @@ func TestWarmup(t *testing.T) {
 	t.Parallel()
 	lg, logs := captureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{
-		Options: with("duration", 0.25),                                // 3 measured requests, one per session
+		Options: with("duration", 0.25),                                // 3 measured requests
 		Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 100}, // 2 sessions
 		Logger:  lg,
 	})
