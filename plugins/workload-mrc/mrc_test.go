@@ -800,3 +800,30 @@ func TestGolden(t *testing.T) {
 		t.Error("the gRPC run sent a different stream")
 	}
 }
+
+// BenchmarkRequest is the plugin's cost per measured request (Step plus
+// recording its answer) with the default prompt and history lengths and 50
+// sessions, over a run long enough for conversations to grow.
+func BenchmarkRequest(b *testing.B) {
+	ctx := context.Background()
+	wl, err := Definition.New(Definition.Defaults, workload.Env{
+		Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 50 * 12000}, Logger: zerolog.Nop(), Content: workload.NewRegistry(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := wl.(*multiRoundChat)
+	w.o.Duration, w.duration = math.MaxFloat64, time.Duration(math.MaxInt64)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := w.Step(ctx, workload.StepInput{Phase: workload.Measure, Offset: w.due(w.next)})
+		if err != nil || len(out.Requests) != 1 {
+			b.Fatalf("%v %v", out, err)
+		}
+		w.content.Drain()
+		id := out.Requests[0].ID
+		if err := w.OnFinished(ctx, []workload.Result{{ID: id, Phase: workload.Measure, Success: true, Text: "answer " + id}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
