@@ -22,6 +22,16 @@
 // tier. (The original's later code divides by context_length instead.)
 // Under LRU and same-order replay any overflow makes every pass-2 request
 // miss the targeted tier: each miss evicts exactly the prefix needed next.
+// Sizing by prefix tokens guarantees that whatever else the tier keeps of
+// the breakers and suffix; when rounding leaves a pool of few, large
+// prefixes no larger than the tier, the plugin warns.
+//
+// This is the design document's version. The original's stored code
+// differs (spec §11): its bodies are numbers, "hi" filler or
+// tokenizer-decoded ids rather than pseudo-words, it sizes the pool by
+// context_length, and its last version adds a throwaway engine warmup
+// request and a 5 s settle sleep after pass 1; none of that is done here.
+// --kv-cache-volume is not used (the host still checks it is positive).
 package main
 
 import "github.com/lmbench/lmbench/sdk/workload"

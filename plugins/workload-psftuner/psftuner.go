@@ -288,7 +288,7 @@ func (w *tuner) Step(_ context.Context, in workload.StepInput) (workload.StepOut
 		if i == 0 {
 			w.log.Info().Msgf("Pass 1 (warmup): %d requests", n)
 		}
-		w.log.Debug().Msgf("Pass 1 dispatched %d/%d", i+1, n)
+		w.log.Info().Msgf("Pass 1 dispatched %d/%d", i+1, n)
 	} else {
 		w.log.Debug().Msgf("Pass 2 %d/%d", i+1, n)
 	}
