@@ -200,6 +200,10 @@ func newTuner(o Options, env workload.Env) (workload.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if limit := math.MaxInt64 - prefixSeedOffset - int64(cfg.NumPrefixes-1); env.Seed > limit {
+		return nil, option.Errorf("", "--seed %d is too large: prefix i is drawn with seed+1000+i, so for %d prefixes the seed must be at most %d",
+			env.Seed, cfg.NumPrefixes, limit)
+	}
 	w := &tuner{
 		cfg:      cfg,
 		seed:     env.Seed,

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,6 +251,24 @@ func TestInvalidOptions(t *testing.T) {
 	// thrash 0.5 is valid.
 	if _, err := sdktest.RunE(Definition, sdktest.Options{Options: map[string]any{"context-length": 200, "prefix-ratio": 0.3, "thrash": 0.5}, Common: sevenCommon}); err != nil {
 		t.Errorf("thrash 0.5 rejected: %v", err)
+	}
+}
+
+func TestSeedOverflow(t *testing.T) {
+	t.Parallel()
+	// 7 prefixes: prefix 6 uses seed+1006, the largest seed is MaxInt64-1006.
+	const largest = math.MaxInt64 - 1006
+	if _, err := sdktest.RunE(Definition, sdktest.Options{Options: sevenOpts, Common: workload.Common{Seed: largest, TokensPerGB: 400}}); err != nil {
+		t.Errorf("the largest seed for 7 prefixes was rejected: %v", err)
+	}
+	_, err := sdktest.RunE(Definition, sdktest.Options{Options: sevenOpts, Common: workload.Common{Seed: largest + 1, TokensPerGB: 400}})
+	want := "--seed 9223372036854774802 is too large: prefix i is drawn with seed+1000+i, so for 7 prefixes the seed must be at most 9223372036854774801"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	// Negative seeds work, as in Python (random.Random uses |seed|).
+	if _, err := sdktest.RunE(Definition, sdktest.Options{Options: sevenOpts, Common: workload.Common{Seed: -5, TokensPerGB: 400}}); err != nil {
+		t.Errorf("seed -5: %v", err)
 	}
 }
 

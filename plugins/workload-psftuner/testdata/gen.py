@@ -101,7 +101,7 @@ RESOLVE_GRID = [
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = {
-        "runs": [run(42, 180, 200, 0.3, 1.0), run(7, 400, 240, 0.45, 1.5)],
+        "runs": [run(42, 180, 200, 0.3, 1.0), run(7, 400, 240, 0.45, 1.5), run(-3, 250, 400, 0.6, 0.5)],
         "resolve": [
             {"tokens_per_gb": t, "context_length": c, "prefix_ratio": r, "thrash": h, "want": resolve(t, c, r, h)}
             for (t, c, r, h) in RESOLVE_GRID
