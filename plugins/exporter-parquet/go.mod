@@ -3,6 +3,7 @@ module github.com/lmbench/lmbench/plugins/exporter-parquet
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/lmbench/lmbench/sdk v0.0.0
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/rs/zerolog v1.35.1
@@ -12,7 +13,6 @@ require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-plugin v1.8.0 // indirect
