@@ -20,7 +20,7 @@ var Definition = exporter.Definition[Options]{
 	Prefix:   "parquet",
 	Summary:  "Per-request results as Parquet (bench_results.parquet)",
 	Version:  "0.1.0",
-	Defaults: Options{File: "bench_results.parquet", Compression: "zstd", RowGroupSize: 50000},
+	Defaults: Options{File: "bench_results.parquet", Compression: "zstd", RowGroupSize: 10000},
 	New:      newParquetExporter,
 }
 

@@ -179,6 +179,11 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 	if err != nil {
 		return nil, option.Errorf("file", "cannot create a file in %s: %v", dir, err)
 	}
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes it private; results are not
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
 	cdc, _ := codec(o.Compression) // checked by Validate
 	e := &parquetExporter{log: env.Logger, path: path, tmp: f.Name(), f: f, tags: tagColumns(env.Run.TagKeys)}
 	e.typ = rowType(e.tags)
