@@ -158,7 +158,7 @@ func checkRowsMatchJournal(t *testing.T, rows []pqRow, recs []*exporterv1.Record
 			g.SubmitTime != nil && g.SubmitTime.UnixNano() == r.GetSubmitUnixNs() &&
 			g.FinishTime != nil && g.FinishTime.UnixNano() == r.GetFinishUnixNs() &&
 			g.TagDoc != nil && *g.TagDoc == r.GetTags()["doc"]
-		if r.GetTtftS() >= 0 {
+		if r.GetTtftS() >= 0 && r.GetFirstTokenUnixNs() != 0 {
 			ok = ok && g.TTFTMs != nil && *g.TTFTMs == r.GetTtftS()*1000
 		} else {
 			ok = ok && g.TTFTMs == nil

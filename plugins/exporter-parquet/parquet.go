@@ -246,8 +246,8 @@ func (e *parquetExporter) Write(_ context.Context, records []exporter.Record) er
 }
 
 // toRow converts a record: seconds become milliseconds, the zero time and
-// the TTFT of a request without a first token (-1) become null, and the
-// error is null for a successful request.
+// the TTFT of a request without a first token (-1 when it failed) become
+// null, and the error is null for a successful request.
 func toRow(r *exporter.Record) Row {
 	row := Row{
 		RunID: r.RunID, Workload: r.Workload, Phase: r.Phase.String(), Seq: r.Seq,
@@ -261,7 +261,7 @@ func toRow(r *exporter.Record) Row {
 	if r.Error != "" || !r.Success {
 		row.Error = &r.Error
 	}
-	if r.TTFT >= 0 {
+	if r.TTFT >= 0 && !r.FirstToken.IsZero() {
 		ms := r.TTFT * 1e3
 		row.TTFTMs = &ms
 	}
