@@ -29,8 +29,7 @@ print(f"{len(df)} requests ({len(measured)} measured, {int((~df['success']).sum(
 per_doc = (
     measured[measured["success"]]
     .groupby("tag_doc")["ttft_ms"]
-    .agg(["count", "mean", lambda s: s.quantile(0.9)])
-    .rename(columns={"<lambda_0>": "p90"})
+    .agg(requests="count", avg_ttft_ms="mean", p90_ttft_ms=lambda s: s.quantile(0.9))
 )
 print(per_doc)
 
