@@ -44,6 +44,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		code, err = cmdRun(args[1:], stdin, stdout, stderr)
 	case "sim":
 		err = cmdSim(args[1:], stdout, stderr)
+	case "export":
+		err = cmdExport(args[1:], stdout, stderr)
 	case "plugins":
 		err = cmdPlugins(args[1:], stdout)
 	case "version", "--version":
@@ -75,6 +77,7 @@ func printUsage(w io.Writer) {
 Usage:
   lmbench run --engine-url URL --workload NAME [flags]   run a benchmark (lmbench run --help)
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
+  lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
   lmbench plugins                                       list the workload and exporter plugins found
   lmbench version
 
