@@ -203,9 +203,13 @@ func (r *Run) Request(rec *exporterv1.Record, sent Sent) {
 		name += " " + r.model
 	}
 	_, span := r.p.tracer.Start(ctx, name,
-		trace.WithTimestamp(unixNs(rec.GetSubmitUnixNs())),
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(requestAttrs(r.common, op, rec, sent)...))
+		trace.WithTimestamp(unixNs(rec.GetSubmitUnixNs())), trace.WithSpanKind(trace.SpanKindClient))
+	if !span.IsRecording() { // sampled out
+		return
+	}
+	// Set after Start rather than passed to it: one copy fewer, and none
+	// at all for a span that is not recorded.
+	span.SetAttributes(requestAttrs(r.common, op, rec, sent)...)
 	if rec.GetSuccess() && rec.GetFirstTokenUnixNs() != 0 {
 		span.AddEvent(EventFirstToken, trace.WithTimestamp(unixNs(rec.GetFirstTokenUnixNs())),
 			trace.WithAttributes(KeyTTFTMs.Float64(rec.GetTtftS()*1e3)))
