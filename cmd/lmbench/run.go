@@ -366,6 +366,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if !g.quiet {
 		progress = stderr
 	}
+	tracing, stopTracing, err := startTracing(log)
+	if err != nil {
+		return exitFailed, err
+	}
+	defer stopTracing()
 	res, err := bench.Execute(ctx, bench.Plan{
 		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
 		Sender: sender, Exporters: bexps,
@@ -376,6 +381,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		},
 		ConfigJSON: string(cfgJSON), Version: version, Planned: int(cr.GetPlannedRequests()),
 		Log: log, Stdout: stdout, Progress: progress, DrainTimeout: g.drainTimeout,
+		Tracing: tracing,
 	})
 	if err != nil {
 		return exitFailed, err

@@ -27,6 +27,7 @@ import (
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/run"
 	"github.com/lmbench/lmbench/core/stats"
+	"github.com/lmbench/lmbench/core/telemetry"
 	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
@@ -69,6 +70,10 @@ type Plan struct {
 	Progress      io.Writer
 	ProgressEvery time.Duration
 	DrainTimeout  time.Duration
+	// Tracing records the run as OpenTelemetry spans (run, phases,
+	// requests) and sends each request's traceparent to the engine; nil
+	// records nothing and sends no extra header.
+	Tracing *telemetry.Provider
 }
 
 // Result is how the run went.
@@ -129,11 +134,19 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		runID: res.RunID, workload: p.Report.Workload, wallStart: wallStart,
 		journal: journal, fan: fan, stats: stats.NewCollector(wallStart),
 	}
-	stopProgress := startProgress(p, obs)
-	outcome, runErr := run.Run(ctx, run.Config{
+	runCfg := run.Config{
 		Workload: p.Workload, Sender: p.Sender, Observer: obs, Log: p.Log,
 		WantsText: p.WantsText, DrainTimeout: p.DrainTimeout,
-	})
+	}
+	if p.Tracing != nil {
+		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
+			RunID: res.RunID, Workload: p.Report.Workload, Version: p.Version, Model: p.Report.Model,
+			EngineURL: engineURL(p.Sender), Start: wallStart,
+		})
+		runCfg.RequestHeader = obs.trace.Header
+	}
+	stopProgress := startProgress(p, obs)
+	outcome, runErr := run.Run(ctx, runCfg)
 	stopProgress()
 	res.Interrupted = outcome.Interrupted
 	res.Err = runErr
@@ -161,6 +174,12 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	if err := journal.Close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
+	}
+	if obs.trace != nil {
+		obs.trace.End(telemetry.RunEnd{
+			End: obs.wallTime(time.Now()), Requests: res.Final.TotalRequests, Failed: res.Final.FailedRequests,
+			Interrupted: res.Interrupted, Err: res.Err,
+		})
 	}
 	report.Terminal(p.Stdout, p.Report, run, res.Final)
 	if p.Report.ExportJSON {
@@ -210,6 +229,7 @@ type observer struct {
 	fan             *export.Fanout
 	stats           *stats.Collector
 	err             error
+	trace           *telemetry.Run // nil when tracing is off
 
 	mu        sync.Mutex
 	phase     workloadv1.Phase
@@ -220,6 +240,9 @@ type observer struct {
 }
 
 func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
+	if o.trace != nil {
+		o.trace.StartPhase(telemetry.PhaseName(exporterv1.Phase(ph)), o.wallTime(start))
+	}
 	o.mu.Lock()
 	o.phase = ph
 	o.mu.Unlock()
@@ -231,7 +254,11 @@ func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
 	}
 }
 
-func (o *observer) PhaseEnded(workloadv1.Phase, time.Time) {}
+func (o *observer) PhaseEnded(_ workloadv1.Phase, end time.Time) {
+	if o.trace != nil {
+		o.trace.EndPhase(o.wallTime(end))
+	}
+}
 
 func (o *observer) Sent(workloadv1.Phase, string) { o.sent.Add(1) }
 
@@ -243,6 +270,10 @@ func (o *observer) epochNs(t time.Time) int64 {
 	}
 	return o.wallStart.UnixNano() + int64(t.Sub(o.wallStart))
 }
+
+// wallTime is epochNs as a time.Time: what spans are given, so that their
+// timestamps equal the journal's.
+func (o *observer) wallTime(t time.Time) time.Time { return time.Unix(0, o.epochNs(t)) }
 
 func (o *observer) Finished(f *run.Finished) error {
 	r := f.Result
@@ -262,6 +293,9 @@ func (o *observer) Finished(f *run.Finished) error {
 	if err := o.journal.Flush(); err != nil {
 		o.err = err
 		return err
+	}
+	if o.trace != nil {
+		o.trace.Request(rec, telemetry.Sent{Header: f.Header, MaxTokens: f.MaxTokens, Completion: f.Completion})
 	}
 	o.done.Add(1)
 	if !r.Success {
@@ -286,3 +320,12 @@ func (o *observer) Finished(f *run.Finished) error {
 }
 
 var _ run.Sender = (*engine.Sender)(nil)
+
+// engineURL is the sender's base URL when it has one (engine.Sender does),
+// for the server.* span attributes.
+func engineURL(s run.Sender) string {
+	if b, ok := s.(interface{ BaseURL() string }); ok {
+		return b.BaseURL()
+	}
+	return ""
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -43,6 +44,11 @@ type Finished struct {
 	// not from when its Step was due.
 	ExplicitSchedule bool
 	Result           engine.Result
+	// What was sent besides the prompt: max_tokens, the endpoint, and the
+	// extra headers from Config.RequestHeader (nil without).
+	MaxTokens  int
+	Completion bool
+	Header     http.Header
 }
 
 // Observer receives the loop's events, all from the loop goroutine.
@@ -72,6 +78,11 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// RequestHeader, when set, is called on the loop goroutine for each
+	// request as it is handed to the Sender; the headers it returns go with
+	// the request (the W3C traceparent of its span) and come back in
+	// Finished.Header. Nil (tracing off) sends none and costs nothing.
+	RequestHeader func() http.Header
 }
 
 // Outcome says how the run ended.
@@ -343,10 +354,14 @@ func (l *loop) dispatch(ctx context.Context, ph workloadv1.Phase, start time.Tim
 		scheduled = start.Add(time.Duration(r.GetScheduledNs()))
 	}
 	l.cfg.Observer.Sent(ph, req.ID)
+	if l.cfg.RequestHeader != nil {
+		req.Header = l.cfg.RequestHeader()
+	}
 	tags := r.GetTags()
 	go func() {
 		res := l.cfg.Sender.Send(ctx, req)
-		l.results <- &Finished{Phase: ph, ID: req.ID, Tags: tags, Scheduled: scheduled, ExplicitSchedule: explicit, Result: res}
+		l.results <- &Finished{Phase: ph, ID: req.ID, Tags: tags, Scheduled: scheduled, ExplicitSchedule: explicit, Result: res,
+			MaxTokens: req.MaxTokens, Completion: req.Completion, Header: req.Header}
 	}()
 	return nil
 }
