@@ -149,7 +149,7 @@ func TestMetricsCountCacheTokens(t *testing.T) {
 		`vllm:time_to_first_token_seconds_bucket{le="+Inf"}`: 2,
 		`lmbench_sim:kv_prefix_hit_tokens_total{tier="gpu"}`: 160,
 		`lmbench_sim:kv_prefix_hit_tokens_total{tier="cpu"}`: 0,
-		`lmbench_sim:kv_used_tokens{tier="gpu"}`:             160 + 160,
+		`lmbench_sim:kv_used_tokens{tier="gpu"}`:             160, // both prompts: the same 10 full blocks
 		`lmbench_sim:kv_capacity_tokens{tier="gpu"}`:         8 * 8192,
 		`lmbench_sim:kv_capacity_tokens{tier="cpu"}`:         32 * 8192,
 		`lmbench_sim:kv_capacity_tokens{tier="disk"}`:        0,
