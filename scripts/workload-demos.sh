@@ -52,7 +52,7 @@ run() {
 	shift
 	runf=("$@")
 	echo "### $title"
-	echo "\$ lmbench sim ${sim[*]}"
+	echo "\$ lmbench sim${sim[*]:+ ${sim[*]}}"
 	echo "\$ lmbench run --engine-url \$SIM --lmcache-url \$SIM ${runf[*]}"
 	start_sim "${sim[@]}"
 	local out="$WORK/out"
@@ -67,9 +67,8 @@ run() {
 		{ n++; c += $col["cached_tokens"] }
 		END { if (n) printf "Mean cached_tokens per measured request: %.0f\n", c / n }' "$out/bench_results.csv"
 	if [ -n "${SHOW_TTFTS:-}" ]; then
-		echo "TTFT (ms) of each request, in queue order:"
-		awk -F, 'NR > 1 { printf "%.0f\n", $3 * 1000 }' "$out/bench_results.csv" | sort -n | tr '\n' ' '
-		echo
+		echo "TTFT (ms) of each request, sorted (the GPU serves them in arrival order):"
+		awk -F, 'NR > 1 { printf "%.0f\n", $3 * 1000 }' "$out/bench_results.csv" | sort -n | paste -sd ' ' -
 	fi
 	echo "/metrics after the run (warm-up included), in tokens:"
 	curl -fsS "$URL/metrics" | awk '
