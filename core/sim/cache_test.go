@@ -336,3 +336,24 @@ func TestBlendFindsChunksAnywhereAfterThePrefix(t *testing.T) {
 		t.Errorf("GPU counters %+v, want 1 prefix hit and 2 blend hits", s)
 	}
 }
+
+// BenchmarkCacheUse measures the cache's work for one 8,000-token prompt
+// (hashing, lookup, commit), with and without blending, on a cache already
+// holding 64 other prompts.
+func BenchmarkCacheUse(b *testing.B) {
+	for _, blend := range []bool{false, true} {
+		b.Run(fmt.Sprintf("blend=%v", blend), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Blend = blend
+			c := newKVCache(cfg)
+			for i := range 64 {
+				use(c, words(fmt.Sprintf("warm%d-", i), 8000), blend)
+			}
+			prompt := words("bench", 8000)
+			b.ReportAllocs()
+			for b.Loop() {
+				use(c, prompt, blend)
+			}
+		})
+	}
+}
