@@ -4,11 +4,15 @@ package main
 // simulated engine inside the run.
 const builtinEngine = "builtin"
 
-// statusSourceURL returns the server whose LMCache-shaped /status gives
-// tokens per GB when --tokens-per-gb-kvcache is not set: --lmcache-url if
-// given, else the built-in engine itself (base, its URL once started),
-// whose /status reports its own --sim-tokens-per-gb; "" when there is
-// neither.
+// hasStatusSource reports whether tokens per GB can be read from an
+// LMCache-shaped /status: given --lmcache-url, or with the built-in engine,
+// whose /status reports its own --sim-tokens-per-gb.
+func hasStatusSource(lmcacheURL, engineURLFlag string) bool {
+	return lmcacheURL != "" || engineURLFlag == builtinEngine
+}
+
+// statusSourceURL returns the server to read /status from: --lmcache-url
+// if given, else the built-in engine (base: its URL once started).
 func statusSourceURL(lmcacheURL, engineURLFlag, base string) string {
 	if lmcacheURL != "" || engineURLFlag != builtinEngine {
 		return lmcacheURL

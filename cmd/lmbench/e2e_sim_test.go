@@ -104,3 +104,41 @@ func TestBuiltinEngineFaultsFailRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestSimHelpDocumentsTheCostModel(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	r := lmbench(t, nil, "sim", "--help")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"Tokens are whitespace-separated words",
+		"time to first token = queue wait",
+		"x prefill-per-token", "x cpu-load-per-token", "x disk-load-per-token", "decode-per-token",
+		"--time-scale", "--gpu-gb", "--cpu-gb", "--disk-gb", "--tokens-per-gb", "--blend", "--fault-http-500",
+		"loopback only",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lmbench sim --help lacks %q", want)
+		}
+	}
+}
+
+func TestBuiltinEngineBadSimFlag(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "random-prefill",
+		"--sim-gpu-gb", "-1", "--sim-blend-recompute", "2", "--no-interactive", "-q", "--output-dir", t.TempDir())
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want 2\nstderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"--sim-gpu-gb: must be 0 (off) or a positive number of GB, got -1",
+		"--sim-blend-recompute: must be between 0 and 1, got 2",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}

@@ -237,7 +237,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if wl == nil {
 		missing = append(missing, "--workload")
 	}
-	if !fs.Changed("tokens-per-gb-kvcache") && g.tokensPerGB == 0 && statusSourceURL(g.lmcacheURL, g.engineURL, "?") == "" {
+	if !fs.Changed("tokens-per-gb-kvcache") && g.tokensPerGB == 0 && !hasStatusSource(g.lmcacheURL, g.engineURL) {
 		missing = append(missing, "--tokens-per-gb-kvcache or --lmcache-url")
 	}
 	if len(missing) > 0 {
