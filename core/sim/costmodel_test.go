@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,9 +110,8 @@ func TestBlendCostAndAccounting(t *testing.T) {
 	}
 }
 
-// TestTimeToFirstTokenGrowsWithQueuePosition sends requests that all arrive
-// while the first is prefilling: served in arrival order, the k-th waits
-// for k prefills.
+// TestTimeToFirstTokenGrowsWithQueuePosition queues requests while the GPU
+// is busy: served in arrival order, the k-th waits for k prefills.
 func TestTimeToFirstTokenGrowsWithQueuePosition(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
@@ -123,23 +121,17 @@ func TestTimeToFirstTokenGrowsWithQueuePosition(t *testing.T) {
 	const n, tokens = 5, 300 // 30ms each
 	prefill := tokens * cfg.PrefillPerToken
 
-	// Hold the GPU with a long first request so the others queue in a known
-	// order.
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	const blockerTokens = 10000 // a 1s prefill: time for the others to queue
-	sent := time.Now()
-	var blocked sync.WaitGroup
-	defer blocked.Wait()
-	blockerBody := fmt.Sprintf(`{"prompt":%q,"max_tokens":1,"stream":true}`, words("z", blockerTokens))
-	blocked.Go(func() { // headers come with the first token: do not wait for them here
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/completions", strings.NewReader(blockerBody))
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+	// Hold the GPU slot from here, so the requests queue in a known order
+	// however long sending them takes.
+	if err := s.engine.gpu.acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	defer func() {
+		if !released {
+			s.engine.gpu.release()
 		}
-	})
-	waitFor(t, "the blocker to prefill", func() bool { return s.engine.stats.running.Load() == 1 })
+	}()
 
 	firsts := make([]time.Time, n)
 	var wg sync.WaitGroup
@@ -153,14 +145,21 @@ func TestTimeToFirstTokenGrowsWithQueuePosition(t *testing.T) {
 			_, _ = io.Copy(io.Discard, r)
 		})
 		// The next one arrives after this one is queued.
-		waitFor(t, "request to queue", func() bool { return s.engine.stats.waiting.Load() == int64(i+1) })
+		waitFor(t, "request to queue", func() bool {
+			s.engine.gpu.mu.Lock()
+			defer s.engine.gpu.mu.Unlock()
+			return s.engine.gpu.waiters.Len() == i+1
+		})
 	}
+	start := time.Now()
+	released = true
+	s.engine.gpu.release()
 	wg.Wait()
 	// Lower bounds only (a timer never fires early): the k-th to arrive
-	// waits for the blocker and k+1 prefills.
+	// waits for k+1 prefills after the GPU is free.
 	for k := range n {
-		want := blockerTokens*cfg.PrefillPerToken + time.Duration(k+1)*prefill
-		if got := firsts[k].Sub(sent); got < want {
+		want := time.Duration(k+1) * prefill
+		if got := firsts[k].Sub(start); got < want {
 			t.Errorf("request %d (queue position %d) got its first token after %v, want >= %v: served out of order or concurrently",
 				k, k+1, got, want)
 		}
