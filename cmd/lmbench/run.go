@@ -237,7 +237,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if wl == nil {
 		missing = append(missing, "--workload")
 	}
-	if !fs.Changed("tokens-per-gb-kvcache") && g.tokensPerGB == 0 && g.lmcacheURL == "" {
+	if !fs.Changed("tokens-per-gb-kvcache") && g.tokensPerGB == 0 && !hasStatusSource(g.lmcacheURL, g.engineURL) {
 		missing = append(missing, "--tokens-per-gb-kvcache or --lmcache-url")
 	}
 	if len(missing) > 0 {
@@ -304,7 +304,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	tokensPerGB := g.tokensPerGB
 	if !fs.Changed("tokens-per-gb-kvcache") && tokensPerGB == 0 {
 		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		tpg, layout, err := lmcache.TokensPerGB(tctx, g.lmcacheURL, model, nil)
+		tpg, layout, err := lmcache.TokensPerGB(tctx, statusSourceURL(g.lmcacheURL, g.engineURL, engineURL), model, nil)
 		cancel()
 		if err != nil {
 			return exitFailed, err

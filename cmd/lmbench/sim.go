@@ -29,7 +29,11 @@ func cmdSim(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	if *help {
-		fmt.Fprintf(stdout, "Usage: lmbench sim [flags]\n\nServe the built-in simulated OpenAI-compatible engine (see core/sim docs).\n\n%s", fs.FlagUsagesWrapped(100))
+		fmt.Fprintf(stdout, "Usage: lmbench sim [flags]\n\n"+
+			"Serve the built-in simulated engine: vLLM's OpenAI-compatible API (/v1/models, /v1/chat/completions,\n"+
+			"/v1/completions, /tokenize, /detokenize, /metrics, /reset_prefix_cache, /health) and LMCache's /status,\n"+
+			"over a tiered KV cache. It listens on loopback only. The same flags, prefixed --sim-, configure\n"+
+			"lmbench run --engine-url builtin.\n\n%s\nFlags:\n%s", sim.CostModel, fs.FlagUsagesWrapped(100))
 		return nil
 	}
 	if err := cfg.Validate(); err != nil {

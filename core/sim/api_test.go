@@ -273,3 +273,18 @@ func TestErrors(t *testing.T) {
 		t.Errorf("GET /v1/chat/completions: status %d, want 405", resp.StatusCode)
 	}
 }
+
+// TestWarmStreamGolden pins a stream whose prompt the cache partly holds:
+// byte for byte, with usage.prompt_tokens_details.cached_tokens.
+func TestWarmStreamGolden(t *testing.T) {
+	t.Parallel()
+	_, url := startServer(t, fastConfig())
+	doc := words("w", 40) // 2 full blocks and 8 tokens
+	postRead(t, url+"/v1/chat/completions", chatBody(doc, `"max_tokens":1`))
+	status, body := postRead(t, url+"/v1/chat/completions",
+		chatBody(doc+" and more", `"max_tokens":2,"stream":true,"stream_options":{"include_usage":true}`))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	golden(t, "chat_stream_warm.golden", body)
+}

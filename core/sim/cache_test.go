@@ -2,7 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // hashesOf returns the block hashes of a space-separated prompt.
@@ -35,104 +38,322 @@ func TestBlockHashes(t *testing.T) {
 	}
 }
 
-func TestPrefixCacheMatch(t *testing.T) {
+func TestWindowHashesAreContentHashes(t *testing.T) {
 	t.Parallel()
-	c := newPrefixCache(100, 2)
-	c.store(hashesOf("a b c d e", 2)) // blocks "a b", "c d"
-	tests := []struct {
-		prompt string
-		want   int // leading blocks cached
-	}{
-		{"a b c d", 2},
-		{"a b c d e f", 2},
-		{"a b c x", 1},
-		{"a x c d", 0},
-		{"x y", 0},
-		{"c d", 0}, // cached as block 1, asked as block 0
-		{"x y c d", 0},
+	toks := tokenize("x a b c y a b c")
+	w := windowHashes(toks, 3)
+	if len(w) != 6 {
+		t.Fatalf("8 tokens, windows of 3: %d hashes, want 6", len(w))
 	}
-	for _, tt := range tests {
-		if got := c.match(hashesOf(tt.prompt, 2)); got != tt.want {
-			t.Errorf("match(%q) = %d blocks, want %d", tt.prompt, got, tt.want)
+	if w[1] != w[5] {
+		t.Error(`window "a b c" at 1 and at 5: hashes differ, want equal (chunk hashes ignore position)`)
+	}
+	if w[0] == w[1] || w[1] == w[2] {
+		t.Error("different windows hash equal")
+	}
+	// Rolling equals direct.
+	for i := range w {
+		if direct := windowHashes(toks[i:i+3], 3)[0]; direct != w[i] {
+			t.Errorf("window %d: rolling hash %x, direct %x", i, w[i], direct)
 		}
 	}
+	if got := alignedChunks(w, 3); !cmp.Equal(got, []uint64{w[0], w[3]}) {
+		t.Errorf("aligned chunks = %x, want windows 0 and 3", got)
+	}
 }
 
-func TestPrefixCacheEvictsLeastRecentlyUsed(t *testing.T) {
-	t.Parallel()
-	c := newPrefixCache(6, 2) // 3 blocks
-	p1 := hashesOf("a1 a1 a2 a2", 2)
-	p2 := hashesOf("b1 b1 b2 b2", 2)
-	p3 := hashesOf("c1 c1", 2)
-	p4 := hashesOf("d1 d1", 2)
+// testCache returns a cache of blockSize-2 blocks with the given tier
+// sizes in blocks (0: off).
+func testCache(gpu, cpu, disk int, blend bool) (*kvCache, Config) {
+	cfg := DefaultConfig()
+	cfg.BlockSize, cfg.TokensPerGB = 2, 2 // 1 GB = 1 block
+	cfg.GPUGB, cfg.CPUGB, cfg.DiskGB = float64(gpu), float64(cpu), float64(disk)
+	cfg.Blend = blend
+	return newKVCache(cfg), cfg
+}
 
-	c.store(p1)
-	c.store(p2)
+// use runs one prompt through the cache as the engine does (every block
+// but the one holding the last token can hit) and returns what it found.
+func use(c *kvCache, prompt string, blend bool) lookupResult {
+	toks := tokenize(prompt)
+	hashes := blockHashes(toks, c.blockSize)
+	var windows, chunks []uint64
+	if blend {
+		windows = windowHashes(toks, c.blockSize)
+		chunks = alignedChunks(windows, c.blockSize)
+	}
+	matchable := min((len(toks)-1)/c.blockSize, len(hashes))
+	r := c.lookup(hashes, matchable, windows, len(toks)-1)
+	c.commit(r, hashes, chunks)
+	return r
+}
+
+// tiersOf lists the tier each prefix block of prompt is in ("-": none).
+func tiersOf(c *kvCache, prompt string) string {
+	var out []string
+	for _, h := range hashesOf(prompt, c.blockSize) {
+		if t := c.tierOf(h); t == tierNone {
+			out = append(out, "-")
+		} else {
+			out = append(out, tierNames[t])
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func TestGPUTierLRU(t *testing.T) {
+	t.Parallel()
+	c, _ := testCache(3, 0, 0, false)
+	p1, p2, p3, p4 := "a1 a1 a2 a2 x", "b1 b1 b2 b2 x", "c1 c1 x", "d1 d1 x"
+
+	use(c, p1, false)
+	use(c, p2, false)
 	// 4 blocks into 3: p1's tail goes first; its head outlives it.
-	if got, want := c.match(p1), 1; got != want {
-		t.Errorf("after p1, p2: p1 matches %d blocks, want %d", got, want)
+	if got, want := tiersOf(c, p1), "gpu -"; got != want {
+		t.Errorf("after p1, p2: p1 blocks in %q, want %q", got, want)
 	}
-	if got, want := c.match(p2), 2; got != want {
-		t.Errorf("after p1, p2: p2 matches %d blocks, want %d", got, want)
+	if r := use(c, p1, false); len(r.prefix) != 1 {
+		t.Errorf("p1 again: %d prefix blocks hit, want 1 (its head)", len(r.prefix))
 	}
-
-	c.store(p1) // p1 is now most recent; p2's tail, then its head, make room
-	if got, want := c.match(p1), 2; got != want {
-		t.Errorf("after re-storing p1: p1 matches %d blocks, want %d", got, want)
+	// p1 is now most recent; p2's tail, then its head made room.
+	if got, want := tiersOf(c, p2), "gpu -"; got != want {
+		t.Errorf("after re-using p1: p2 blocks in %q, want %q", got, want)
 	}
-	if got, want := c.match(p2), 1; got != want {
-		t.Errorf("after re-storing p1: p2 matches %d blocks, want %d", got, want)
+	use(c, p3, false) // evicts the least recent: p2's head
+	if got, want := tiersOf(c, p2), "- -"; got != want {
+		t.Errorf("after p3: p2 blocks in %q, want %q", got, want)
 	}
-
-	c.store(p3) // evicts the least recent: p2's head
-	if got := c.match(p2); got != 0 {
-		t.Errorf("after storing p3: p2 matches %d blocks, want 0", got)
+	use(c, p1, false) // refresh: now p3 is the least recent
+	use(c, p4, false)
+	if got, want := tiersOf(c, p3), "-"; got != want {
+		t.Errorf("after refreshing p1 and storing p4: p3 in %q, want %q", got, want)
 	}
-	if got, want := c.match(p1), 2; got != want {
-		t.Errorf("after storing p3: p1 matches %d blocks, want %d", got, want)
+	if got, want := tiersOf(c, p1), "gpu gpu"; got != want {
+		t.Errorf("p1 in %q, want %q", got, want)
 	}
-
-	c.store(p1) // refresh: now p3 is the least recent
-	c.store(p4)
-	if got := c.match(p3); got != 0 {
-		t.Errorf("after refreshing p1 and storing p4: p3 matches %d blocks, want 0", got)
+	s := c.snapshot()
+	if s[tierGPU].usedBlocks != 3 || s[tierCPU].on || s[tierDisk].on {
+		t.Errorf("snapshot %+v: want 3 GPU blocks used, CPU and disk off", s)
 	}
-	if got, want := c.match(p1), 2; got != want {
-		t.Errorf("after refreshing p1 and storing p4: p1 matches %d blocks, want %d", got, want)
-	}
-	if got, want := c.len(), 3; got != want {
-		t.Errorf("len() = %d, want capacity %d", got, want)
+	if s[tierGPU].counters.evicted == 0 || s[tierGPU].counters.promoted != 0 {
+		t.Errorf("GPU counters %+v: want evictions and no loads", s[tierGPU].counters)
 	}
 }
 
-func TestPrefixCacheLongPromptKeepsItsHead(t *testing.T) {
+func TestLongPromptKeepsItsHead(t *testing.T) {
 	t.Parallel()
-	c := newPrefixCache(20, 2) // 10 blocks
+	c, _ := testCache(10, 0, 0, false)
 	var prompt []string
-	for i := range 40 { // 20 blocks, twice the capacity
+	for i := range 41 { // 20 full blocks, twice the capacity, and a last token
 		prompt = append(prompt, fmt.Sprint("t", i))
 	}
-	hashes := blockHashes(prompt, 2)
-	c.store(hashes)
-	if got, want := c.match(hashes), 10; got != want {
-		t.Errorf("prompt of 20 blocks in a 10-block cache matches %d blocks, want %d (its head)", got, want)
-	}
-	if got, want := c.len(), 10; got != want {
-		t.Errorf("len() = %d, want %d", got, want)
+	p := strings.Join(prompt, " ")
+	use(c, p, false)
+	if r := use(c, p, false); len(r.prefix) != 10 {
+		t.Errorf("prompt of 20 blocks in a 10-block cache hits %d blocks, want 10 (its head)", len(r.prefix))
 	}
 }
 
-func TestPrefixCacheOff(t *testing.T) {
+func TestCacheOff(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ tokens, blockSize int }{{0, 16}, {15, 16}} {
-		c := newPrefixCache(tt.tokens, tt.blockSize)
-		if c != nil {
-			t.Errorf("newPrefixCache(%d, %d) = non-nil, want nil (no whole block fits)", tt.tokens, tt.blockSize)
+	c, _ := testCache(0, 0, 0, false)
+	if c.on() {
+		t.Fatal("all tiers 0: on() = true")
+	}
+	use(c, "a b c d e", false)
+	if r := use(c, "a b c d e", false); len(r.prefix) != 0 {
+		t.Errorf("cache off: %d blocks hit, want 0", len(r.prefix))
+	}
+}
+
+func TestDemotionAndPromotion(t *testing.T) {
+	t.Parallel()
+	// GPU 2 blocks, CPU 4, disk 8. Each prompt: 2 full blocks + 1 token.
+	c, _ := testCache(2, 4, 8, false)
+	p := func(i int) string { return fmt.Sprintf("p%d p%d q%d q%d x", i, i, i, i) }
+	use(c, p(1), false)
+	use(c, p(2), false)
+	// GPU holds p2; everything is written through to CPU.
+	for i, want := range []string{"", "cpu cpu", "gpu gpu"} {
+		if i > 0 && tiersOf(c, p(i)) != want {
+			t.Errorf("after p1, p2: p%d in %q, want %q", i, tiersOf(c, p(i)), want)
 		}
-		h := hashesOf("a b", 1)
-		c.store(h)
-		if got := c.match(h); got != 0 {
-			t.Errorf("cache off: match after store = %d, want 0", got)
+	}
+	use(c, p(3), false)
+	use(c, p(4), false)
+	// CPU (4 blocks) now holds p3, p4: p1 and p2 were demoted to disk.
+	for i, want := range []string{"", "disk disk", "disk disk", "cpu cpu", "gpu gpu"} {
+		if i > 0 && tiersOf(c, p(i)) != want {
+			t.Errorf("after p1..p4: p%d in %q, want %q", i, tiersOf(c, p(i)), want)
 		}
+	}
+	// p1 again: a disk hit, loaded and promoted to the GPU and the CPU
+	// (leaving disk); the CPU's least recent, p3, is demoted to disk.
+	r := use(c, p(1), false)
+	if len(r.prefix) != 2 || r.prefix[0].from != tierDisk || r.prefix[1].from != tierDisk {
+		t.Errorf("p1 again: prefix hits %v, want 2 from disk", r.prefix)
+	}
+	for i, want := range []string{"", "gpu gpu", "disk disk", "disk disk", "cpu cpu"} {
+		if i > 0 && tiersOf(c, p(i)) != want {
+			t.Errorf("after p1 again: p%d in %q, want %q", i, tiersOf(c, p(i)), want)
+		}
+	}
+	// p4 again: a CPU hit (the GPU evicted it for p1).
+	if r := use(c, p(4), false); r.prefix[0].from != tierCPU || r.prefix[1].from != tierCPU {
+		t.Errorf("p4 again: hits from %v, want the CPU tier", r.prefix)
+	}
+	s := c.snapshot()
+	want := map[string]tierCounters{
+		// gpu: 6 uses of 2 blocks, all inserted; the last 2 remain.
+		"gpu": {hits: 0, stored: 12, evicted: 10},
+		// cpu: p1..p4 written (8), p1 promoted back (2); p1, p2, p3
+		// evicted; nothing demoted in (GPU victims were there already).
+		"cpu": {hits: 2, promoted: 2, stored: 10, evicted: 6},
+		// disk: p1, p2, p3 demoted in; p1 loaded and moved up.
+		"disk": {hits: 2, promoted: 2, stored: 6, demotedIn: 6},
+	}
+	got := map[string]tierCounters{}
+	for _, ts := range s {
+		got[ts.name] = ts.counters
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tierCounters{})); diff != "" {
+		t.Errorf("tier counters (-want +got):\n%s", diff)
+	}
+	if s[tierGPU].usedBlocks != 2 || s[tierCPU].usedBlocks != 4 || s[tierDisk].usedBlocks != 4 {
+		t.Errorf("used blocks gpu %d cpu %d disk %d, want 2, 4, 4",
+			s[tierGPU].usedBlocks, s[tierCPU].usedBlocks, s[tierDisk].usedBlocks)
+	}
+}
+
+func TestGPUEvictionDemotesToCPUWhenMissing(t *testing.T) {
+	t.Parallel()
+	// A GPU larger than the CPU: the CPU drops blocks the GPU still holds;
+	// when the GPU evicts them later they are demoted to the CPU.
+	c, _ := testCache(4, 2, 0, false)
+	use(c, "a a b b x", false) // gpu: a b; cpu: a b
+	use(c, "c c d d x", false) // gpu: a b c d; cpu: c d (a, b dropped: no disk)
+	if got := tiersOf(c, "a a b b"); got != "gpu gpu" {
+		t.Fatalf("a b in %q, want gpu gpu", got)
+	}
+	use(c, "e e f f x", false) // gpu evicts b then a: demoted into the CPU
+	if got := tiersOf(c, "a a b b"); got != "cpu cpu" {
+		t.Errorf("after the GPU evicted a b: in %q, want cpu cpu (demoted)", got)
+	}
+	if d := c.snapshot()[tierCPU].counters.demotedIn; d != 2 {
+		t.Errorf("cpu demotedIn = %d, want 2", d)
+	}
+}
+
+// psfPool returns n prompts laid out as prefix-suffix-tuner's: a unique
+// prefix, a fresh breaker each time, then a suffix shared by all.
+func psfPool(n, prefixBlocks, suffixBlocks, pass int) []string {
+	suffix := strings.TrimSpace(strings.Repeat("s ", suffixBlocks*2)) // block size 2
+	var out []string
+	for i := range n {
+		prefix := words(fmt.Sprintf("P%d-", i), prefixBlocks*2)
+		breaker := words(fmt.Sprintf("B%d-%d-", pass, i), 2)
+		out = append(out, prefix+" "+breaker+" "+suffix+" end")
+	}
+	return out
+}
+
+// TestPrefixSuffixBaselines checks the model gives prefix-suffix-tuner its
+// intended outcome: a pool 5% over the targeted tier, replayed in the same
+// order, misses that tier on every pass-2 request.
+func TestPrefixSuffixBaselines(t *testing.T) {
+	t.Parallel()
+	const n, prefixBlocks, suffixBlocks = 21, 8, 2
+	perPrompt := prefixBlocks + 1 + suffixBlocks // full blocks: + the breaker's
+	tierSize := n * perPrompt * 100 / 105        // the pool overflows it by 5%
+	run := func(gpu, cpu, disk int, blend bool) (prefixFrom, blendFrom [numTiers]int, misses int) {
+		c, _ := testCache(gpu, cpu, disk, blend)
+		for _, p := range psfPool(n, prefixBlocks, suffixBlocks, 1) {
+			use(c, p, blend)
+		}
+		for _, p := range psfPool(n, prefixBlocks, suffixBlocks, 2) {
+			r := use(c, p, blend)
+			if len(r.prefix) == 0 {
+				misses++
+			}
+			for _, h := range r.prefix {
+				prefixFrom[h.from]++
+			}
+			for _, h := range r.blend {
+				blendFrom[h.from]++
+			}
+		}
+		return prefixFrom, blendFrom, misses
+	}
+
+	// Baseline 1: GPU only, sized to the pool's target: no pass-2 hits.
+	pf, bf, misses := run(tierSize, 0, 0, false)
+	if misses != n || pf != [numTiers]int{} || bf != [numTiers]int{} {
+		t.Errorf("baseline 1: %d of %d misses, prefix hits %v, blend hits %v; want all misses", misses, n, pf, bf)
+	}
+	// Baseline 2: a small GPU, the CPU targeted, a big disk: every prefix
+	// from disk, nothing blended.
+	pf, bf, misses = run(tierSize/4, tierSize, 10*tierSize, false)
+	if misses != 0 || pf != [numTiers]int{0, 0, n * prefixBlocks} || bf != [numTiers]int{} {
+		t.Errorf("baseline 2: %d misses, prefix hits by tier %v, blend %v; want every prefix block from disk (%d)",
+			misses, pf, bf, n*prefixBlocks)
+	}
+	// Baseline 3: the same with blending: the suffix is blended, from the
+	// GPU (every request used it last).
+	pf, bf, misses = run(tierSize/4, tierSize, 10*tierSize, true)
+	if misses != 0 || pf != [numTiers]int{0, 0, n * prefixBlocks} || bf != [numTiers]int{n * suffixBlocks, 0, 0} {
+		t.Errorf("baseline 3: %d misses, prefix hits by tier %v, blend %v; want prefixes from disk, %d suffix blocks blended from the GPU",
+			misses, pf, bf, n*suffixBlocks)
+	}
+}
+
+func TestBlendFindsChunksAnywhereAfterThePrefix(t *testing.T) {
+	t.Parallel()
+	c, _ := testCache(100, 0, 0, true)
+	use(c, "a b c d e f g h x", true) // chunks: ab cd ef gh
+	// Shared prefix "a b", then "zz", then "c d e f" at an odd offset, then
+	// new tokens.
+	r := use(c, "a b zz c d e f q r s", true)
+	if len(r.prefix) != 1 {
+		t.Errorf("%d prefix blocks, want 1 (a b)", len(r.prefix))
+	}
+	if len(r.blend) != 2 || r.blendTokens != 4 {
+		t.Errorf("blend %v (%d tokens), want chunks c d and e f (4 tokens)", r.blend, r.blendTokens)
+	}
+	// Without blending, nothing after the prefix is found.
+	c2, _ := testCache(100, 0, 0, false)
+	use(c2, "a b c d e f g h x", false)
+	if r := use(c2, "a b zz c d e f q r s", false); len(r.prefix) != 1 || len(r.blend) != 0 {
+		t.Errorf("no blend: prefix %d blend %d, want 1, 0", len(r.prefix), len(r.blend))
+	}
+	// The block holding the last token is never blended.
+	c3, _ := testCache(100, 0, 0, true)
+	use(c3, "u v a b x", true)
+	if r := use(c3, "w a b", true); len(r.blend) != 0 {
+		t.Errorf("chunk holding the last token blended: %v", r.blend)
+	}
+	s := c.snapshot()[tierGPU].counters
+	if s.blendHits != 2 || s.hits != 1 {
+		t.Errorf("GPU counters %+v, want 1 prefix hit and 2 blend hits", s)
+	}
+}
+
+// BenchmarkCacheUse measures the cache's work for one 8,000-token prompt
+// (hashing, lookup, commit), with and without blending, on a cache already
+// holding 64 other prompts.
+func BenchmarkCacheUse(b *testing.B) {
+	for _, blend := range []bool{false, true} {
+		b.Run(fmt.Sprintf("blend=%v", blend), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Blend = blend
+			c := newKVCache(cfg)
+			for i := range 64 {
+				use(c, words(fmt.Sprintf("warm%d-", i), 8000), blend)
+			}
+			prompt := words("bench", 8000)
+			b.ReportAllocs()
+			for b.Loop() {
+				use(c, prompt, blend)
+			}
+		})
 	}
 }

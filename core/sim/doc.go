@@ -1,8 +1,9 @@
-// Package sim is a simulated LLM inference engine with an OpenAI-compatible
-// HTTP API, so lmbench can run real benchmarks end to end on a machine
-// without a GPU, and so a prefix-cache hit is visibly faster than a miss.
-// It is a test double and a demo, never a stand-in for a real engine in
-// reported results.
+// Package sim is a simulated LLM inference engine, vLLM with LMCache, with
+// an OpenAI-compatible HTTP API, so lmbench can run real benchmarks end to
+// end on a machine without a GPU, and so every workload's effect on a
+// KV cache can be seen: the timing follows a documented cost model and the
+// cache's tiers are observable in /metrics and /status. It is a test double
+// and a demo, never a stand-in for a real engine in reported results.
 //
 // # Starting
 //
@@ -27,19 +28,43 @@
 //     (optional; another name gets 404), messages or prompt, max_tokens or
 //     max_completion_tokens (the latter wins; default
 //     Config.DefaultMaxTokens), stream and stream_options.include_usage.
-//     Sampling fields such as temperature are accepted and ignored.
-//     Responses report usage.prompt_tokens_details.cached_tokens.
+//     Sampling fields such as temperature, and ignore_eos, are accepted and
+//     ignored: the output always runs to max_tokens. Prompt plus output
+//     longer than Config.MaxModelLen gets vLLM's 400. Responses report
+//     usage.prompt_tokens_details.cached_tokens: the prefix tokens found
+//     in any tier.
 //   - Streams are server-sent events: for chat, a first chunk with
 //     delta {"role":"assistant","content":""}, then one chunk per output
-//     token (the last carrying finish_reason "length"), then, with
-//     include_usage, a chunk with no choices and the usage, then
-//     "data: [DONE]". Completions streams are the same without the role
-//     chunk, the token in choices[0].text.
+//     token (the last carrying finish_reason "length" and stop_reason
+//     null), then, with include_usage, a chunk with no choices and the
+//     usage, then "data: [DONE]". Completions streams are the same without
+//     the role chunk, the token in choices[0].text and "usage":null on
+//     token chunks.
+//   - POST /tokenize ({"prompt": ...} or {"messages": [...]}) answers
+//     {"count","max_model_len","tokens","token_strs"}; POST /detokenize
+//     ({"tokens": [...]}) answers {"prompt"}. Token ids are given to words
+//     as /tokenize first sees them (the 16 output words come first).
 //   - GET /metrics serves Prometheus text with vLLM's names:
 //     vllm:num_requests_running, vllm:num_requests_waiting,
 //     vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total
-//     (in tokens), vllm:prompt_tokens_total, vllm:generation_tokens_total,
-//     vllm:request_success_total.
+//     (tokens, GPU tier only, as vLLM's own prefix cache),
+//     vllm:prompt_tokens_total, vllm:generation_tokens_total,
+//     vllm:request_success_total and the histogram
+//     vllm:time_to_first_token_seconds; and the simulator's own series,
+//     labelled tier="gpu|cpu|disk": lmbench_sim:kv_capacity_tokens,
+//     kv_used_tokens, kv_prefix_hit_tokens_total,
+//     kv_blend_hit_tokens_total, kv_loaded_tokens_total,
+//     kv_stored_tokens_total, kv_demoted_tokens_total,
+//     kv_evicted_tokens_total; plus lmbench_sim:prefill_computed_tokens_total,
+//     lmbench_sim:blend_recomputed_tokens_total and
+//     lmbench_sim:faults_total{kind}.
+//   - GET /status answers in LMCache's shape: cache_context_meta.<id> with
+//     model_name, world_size and kv_cache_layout.cache_size_per_token =
+//     2^30 / (TokensPerGB × WorldSize), so `--lmcache-url` (or the
+//     built-in engine's own lookup) derives TokensPerGB from it; plus a
+//     storage_manager block listing the tiers.
+//   - POST /reset_prefix_cache empties the GPU tier, as vLLM's;
+//     ?tiers=all empties every tier.
 //   - GET /health answers 200.
 //
 // # Tokens
@@ -53,26 +78,50 @@
 //
 // # Cost model
 //
-// One simulated GPU prefills one request at a time; other requests queue,
-// in arrival order (vllm:num_requests_waiting). Decoding is batched: once
-// prefilled, each request paces its own tokens, unaffected by the others.
-//
-//	time to first token = queue wait + uncached prompt tokens × PrefillPerToken
-//	token k (k ≥ 1)     = first token + k × DecodePerToken
-//
-// Every delay is multiplied by TimeScale: 1 is real time, 0.01 runs 100
-// times faster, 0 never sleeps. A client that disconnects, or Close,
-// cancels its request and frees the GPU at once.
-//
-// # Prefix cache
-//
-// The prompt is cut into BlockSize-token blocks; a block's hash chains the
-// previous block's, so a block hits only when everything before it matches
-// too. When a request reaches the GPU, its cached tokens are its longest
-// run of leading full blocks already in the cache (the block holding the
-// last prompt token never counts, since that token is always computed, as
-// in vLLM); only the rest is prefilled. Then every full block of the prompt
-// is stored or refreshed in an LRU of CacheTokens tokens (0: caching off).
-// A request queued behind an identical one therefore hits on what that one
-// just prefilled.
+// CostModel, below, is also what `lmbench sim --help` prints.
 package sim
+
+// CostModel documents the timing and the KV cache, for --help.
+const CostModel = `Tokens are whitespace-separated words: a prompt of N words is N tokens.
+
+Cost model (every constant is a flag; every delay is multiplied by --time-scale):
+  One simulated GPU prefills one request at a time, in arrival order; the
+  others wait (vllm:num_requests_waiting). Decoding is batched: once
+  prefilled, each request paces its own output tokens, unaffected by the
+  others. For a request whose prompt the KV cache holds in part:
+
+    time to first token = queue wait
+                        + computed tokens          x prefill-per-token
+                        + blended tokens x blend-recompute x prefill-per-token
+                        + tokens found in CPU tier  x cpu-load-per-token
+                        + tokens found in disk tier x disk-load-per-token
+    output token k      = first token + k x decode-per-token
+
+  Tokens found in the GPU tier cost nothing. The last prompt token is always
+  computed (its logits give the first output token), as in vLLM.
+
+KV cache (tier sizes in GB, converted with tokens-per-gb; 0 = tier off):
+  The prompt is cut into block-size-token blocks whose hashes chain (block k
+  covers blocks 0..k), so a block hits only when everything before it
+  matches. The cached prefix is the longest run of leading blocks found in
+  any tier; each block is taken from the fastest tier holding it.
+  Every tier is an LRU. Every block a request uses ends up in the GPU tier and
+  is written through to the CPU tier (or to disk when the CPU tier is off),
+  as LMCache stores KV as it is computed. A block evicted from the GPU is
+  demoted to the CPU tier if not there already; a block evicted from the CPU
+  is demoted to disk; one evicted from the last tier is dropped. A block hit
+  in a lower tier is loaded (its load cost) and promoted: into the GPU, and
+  from disk back into the CPU tier.
+
+Blending (--blend, CacheBlend-style):
+  After the cached prefix, the rest of the prompt is scanned for block-size
+  chunks whose content (whatever precedes it) is in some tier; each one found
+  is reused at its tier's load cost plus blend-recompute of its tokens
+  recomputed. Blended tokens are not prefix hits: cached_tokens leaves them
+  out, lmbench_sim:kv_blend_hit_tokens_total counts them. With blending,
+  every block is also kept as a chunk, so it takes twice the space.
+
+/metrics shows vLLM's series and per-tier counters (lmbench_sim:kv_*_tokens
+{tier="gpu|cpu|disk"}); /status shows LMCache's layout, from which
+2^30 / (cache_size_per_token x world_size) = tokens-per-gb.
+`

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"container/list"
 	"context"
+	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,82 +31,156 @@ func outputToken(k int) string {
 	return " " + w
 }
 
-// engine is the simulated GPU. Prefills run one at a time, holding the
-// single gpu slot, so simultaneous requests queue; decodes run concurrently
-// (a batch), each request pacing its own tokens.
+// gpuQueue is the one GPU's prefill slot, granted in arrival order.
+type gpuQueue struct {
+	mu      sync.Mutex
+	busy    bool
+	waiters list.List // of chan struct{}, closed when the slot is handed over
+}
+
+// acquire waits for the slot, first come first served, or until ctx ends.
+func (q *gpuQueue) acquire(ctx context.Context) error {
+	q.mu.Lock()
+	if !q.busy {
+		q.busy = true
+		q.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	el := q.waiters.PushBack(ch)
+	q.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		q.mu.Lock()
+		select {
+		case <-ch: // handed over just as ctx ended: pass it on
+			q.mu.Unlock()
+			q.release()
+		default:
+			q.waiters.Remove(el)
+			q.mu.Unlock()
+		}
+		return ctx.Err()
+	}
+}
+
+// release hands the slot to the longest waiter, or frees it.
+func (q *gpuQueue) release() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if front := q.waiters.Front(); front != nil {
+		q.waiters.Remove(front)
+		close(front.Value.(chan struct{}))
+		return
+	}
+	q.busy = false
+}
+
+// engine is the simulated GPU. Prefills run one at a time, in arrival
+// order; decodes run concurrently (a batch), each request pacing its own
+// tokens.
 type engine struct {
 	cfg   Config
-	cache *prefixCache
-	gpu   chan struct{} // capacity 1: a value in it is a prefill running
+	cache *kvCache
+	gpu   gpuQueue
 	stats engineStats
+
+	// decodeGate, when set (tests only), holds every request before its
+	// second output token until it is closed.
+	decodeGate chan struct{}
 }
 
 // engineStats backs /metrics; counts are in tokens unless named otherwise.
 type engineStats struct {
 	waiting          atomic.Int64 // requests queued for the GPU
 	running          atomic.Int64 // requests prefilling or decoding
-	cacheQueries     atomic.Int64
-	cacheHits        atomic.Int64
+	cacheQueries     atomic.Int64 // prompt tokens looked up in the GPU tier
+	cacheHits        atomic.Int64 // of those, found in the GPU tier
 	promptTokens     atomic.Int64
 	generationTokens atomic.Int64
+	computedTokens   atomic.Int64 // prompt tokens prefilled (not found in any tier)
+	blendRecomputed  atomic.Int64 // blended tokens recomputed anyway
 	requestsDone     atomic.Int64 // requests that produced all their tokens
+	ttft             histogram    // seconds, arrival to first token
+	faults           [numFaults]atomic.Int64
 }
 
 func newEngine(cfg Config) *engine {
-	return &engine{
-		cfg:   cfg,
-		cache: newPrefixCache(cfg.CacheTokens, cfg.BlockSize),
-		gpu:   make(chan struct{}, 1),
-	}
+	return &engine{cfg: cfg, cache: newKVCache(cfg), stats: engineStats{ttft: newHistogram(ttftBuckets)}}
 }
 
 // generation is what one request cost and produced.
 type generation struct {
 	promptTokens     int
-	cachedTokens     int
+	cachedTokens     int // prefix tokens found in any tier
+	cachedBy         [numTiers]int
+	blendTokens      int           // tokens reused by blending (not in cachedTokens)
+	prefillCost      time.Duration // modelled GPU time of the prefill, before TimeScale
 	completionTokens int
 	queued           time.Duration // waiting for the GPU
 	firstToken       time.Duration // from arrival to the first output token
 }
 
-// generate runs one request: queue for the GPU, prefill the prompt tokens
-// the cache does not hold, then produce maxTokens tokens, calling emit for
-// each at its simulated time (the first right after the prefill, then one
-// every DecodePerToken). It stops early, returning the error, when ctx ends
-// or emit fails; the GPU is released either way.
-func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, emit func(k int, text string) error) (generation, error) {
+// generate runs one request: queue for the GPU, prefill what no tier holds
+// and load what lower tiers hold, then produce maxTokens tokens, calling
+// emit for each at its simulated time (the first right after the prefill,
+// or after slowFirst more, then one every DecodePerToken). It stops early,
+// returning the error, when ctx ends or emit fails; the GPU is released
+// either way.
+func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, slowFirst time.Duration,
+	emit func(k int, text string) error) (generation, error) {
 	arrived := time.Now()
 	g := generation{promptTokens: len(prompt)}
-	hashes := blockHashes(prompt, e.cfg.BlockSize) // tokenizer work, off the GPU
+	// Tokenizer work, off the GPU.
+	hashes := blockHashes(prompt, e.cfg.BlockSize)
+	var windows, chunks []uint64
+	if e.cfg.Blend {
+		windows = windowHashes(prompt, e.cfg.BlockSize)
+		chunks = alignedChunks(windows, e.cfg.BlockSize)
+	}
 
 	e.stats.waiting.Add(1)
-	select {
-	case e.gpu <- struct{}{}:
-		e.stats.waiting.Add(-1)
-	case <-ctx.Done():
-		e.stats.waiting.Add(-1)
-		return g, ctx.Err()
+	err := e.gpu.acquire(ctx)
+	e.stats.waiting.Add(-1)
+	if err != nil {
+		return g, err
 	}
 	e.stats.running.Add(1)
 	defer e.stats.running.Add(-1)
 	g.queued = time.Since(arrived)
 
-	cached, err := e.prefill(ctx, prompt, hashes)
-	<-e.gpu
+	err = e.prefill(ctx, &g, prompt, hashes, windows, chunks)
+	e.gpu.release()
 	if err != nil {
 		return g, err
 	}
-	g.cachedTokens = cached
 
 	start := time.Now()
+	if slowFirst > 0 {
+		start = start.Add(e.cfg.scaled(slowFirst))
+		if err := sleepUntil(ctx, start); err != nil {
+			return g, err
+		}
+	}
 	step := e.cfg.scaled(e.cfg.DecodePerToken)
 	for k := range maxTokens {
 		if k > 0 {
+			if k == 1 && e.decodeGate != nil {
+				select {
+				case <-e.decodeGate:
+				case <-ctx.Done():
+					return g, ctx.Err()
+				}
+				start = time.Now().Add(-step)
+			}
 			if err := sleepUntil(ctx, start.Add(time.Duration(k)*step)); err != nil {
 				return g, err
 			}
 		} else {
 			g.firstToken = time.Since(arrived)
+			e.stats.ttft.observe(g.firstToken.Seconds())
 		}
 		if err := emit(k, outputToken(k)); err != nil {
 			return g, err
@@ -116,27 +193,51 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, e
 }
 
 // prefill models the GPU computing the prompt's KV cache; the caller holds
-// the GPU. It returns the number of prompt tokens found in the cache.
-func (e *engine) prefill(ctx context.Context, prompt []string, hashes []blockHash) (int, error) {
+// the GPU. It fills in g's cache counts.
+func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, hashes []blockHash, windows, chunks []uint64) error {
+	bs := e.cfg.BlockSize
 	// The last prompt token is always computed, as in vLLM: its logits give
 	// the first output token. So a block holding it cannot be a hit.
-	matchable := 0
-	if len(prompt) > 0 {
-		matchable = min((len(prompt)-1)/e.cfg.BlockSize, len(hashes))
+	matchable := min((len(prompt)-1)/bs, len(hashes))
+	r := e.cache.lookup(hashes, matchable, windows, len(prompt)-1)
+	for t := range numTiers {
+		g.cachedBy[t] = tokensFrom(r.prefix, t, bs)
+		g.cachedTokens += g.cachedBy[t]
 	}
-	cached := e.cache.match(hashes[:matchable]) * e.cfg.BlockSize
-	if e.cache != nil {
-		e.stats.cacheQueries.Add(int64(len(prompt)))
-		e.stats.cacheHits.Add(int64(cached))
+	g.blendTokens = r.blendTokens
+	blendBy := [numTiers]int{}
+	for t := range numTiers {
+		blendBy[t] = tokensFrom(r.blend, t, bs)
+	}
+	computed := len(prompt) - g.cachedTokens - g.blendTokens
+	recomputed := int(math.Round(float64(g.blendTokens) * e.cfg.BlendRecompute))
+
+	g.prefillCost = e.cfg.prefillCost(computed, g.blendTokens, g.cachedBy[tierCPU]+blendBy[tierCPU],
+		g.cachedBy[tierDisk]+blendBy[tierDisk])
+	if err := sleepUntil(ctx, time.Now().Add(e.cfg.scaled(g.prefillCost))); err != nil {
+		return err
 	}
 
-	cost := e.cfg.scaled(time.Duration(len(prompt)-cached) * e.cfg.PrefillPerToken)
-	if err := sleepUntil(ctx, time.Now().Add(cost)); err != nil {
-		return 0, err
+	e.cache.commit(r, hashes, chunks)
+	if e.cache.tiers[tierGPU] != nil {
+		e.stats.cacheQueries.Add(int64(len(prompt)))
+		e.stats.cacheHits.Add(int64(g.cachedBy[tierGPU]))
 	}
-	e.cache.store(hashes)
 	e.stats.promptTokens.Add(int64(len(prompt)))
-	return cached, nil
+	e.stats.computedTokens.Add(int64(computed))
+	e.stats.blendRecomputed.Add(int64(recomputed))
+	return nil
+}
+
+// prefillCost is the cost model of one prefill: computed tokens at
+// PrefillPerToken, the BlendRecompute fraction of blended tokens likewise,
+// and tokens found in the CPU or disk tier (prefix or blended) at that
+// tier's load cost. GPU-tier hits are free.
+func (c Config) prefillCost(computed, blended, fromCPU, fromDisk int) time.Duration {
+	cost := time.Duration(float64(c.PrefillPerToken) * (float64(computed) + float64(blended)*c.BlendRecompute))
+	cost += time.Duration(fromCPU) * c.CPULoadPerToken
+	cost += time.Duration(fromDisk) * c.DiskLoadPerToken
+	return cost
 }
 
 // sleepUntil waits until deadline or until ctx ends, whichever is first;

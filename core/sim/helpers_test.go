@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -187,7 +188,9 @@ func firstEvent(t *testing.T, r *bufio.Reader) time.Time {
 	}
 }
 
-// metrics scrapes /metrics into name -> value, labels dropped.
+// metrics scrapes /metrics into series -> value. A series is the metric
+// name plus its labels other than engine and model_name, e.g.
+// `lmbench_sim:kv_used_tokens{tier="gpu"}` or `vllm:prompt_tokens_total`.
 func metrics(t *testing.T, baseURL string) map[string]float64 {
 	t.Helper()
 	status, body := get(t, baseURL+"/metrics")
@@ -203,14 +206,41 @@ func metrics(t *testing.T, baseURL string) map[string]float64 {
 		if len(fields) != 2 {
 			t.Fatalf("/metrics: malformed line %q", line)
 		}
-		name, _, _ := strings.Cut(fields[0], "{")
+		name, labels, _ := strings.Cut(fields[0], "{")
+		var keep []string
+		for l := range strings.SplitSeq(strings.TrimSuffix(labels, "}"), ",") {
+			if l != "" && !strings.HasPrefix(l, "engine=") && !strings.HasPrefix(l, "model_name=") &&
+				!strings.HasPrefix(l, "finished_reason=") {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) > 0 {
+			name += "{" + strings.Join(keep, ",") + "}"
+		}
 		v, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil {
 			t.Fatalf("/metrics: line %q: %v", line, err)
 		}
+		if _, dup := m[name]; dup {
+			t.Fatalf("/metrics: series %s twice", name)
+		}
 		m[name] = v
 	}
 	return m
+}
+
+// pick returns the series of m named in want (NaN for a missing one), to
+// compare with want.
+func pick(m, want map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(want))
+	for k := range want {
+		v, ok := m[k]
+		if !ok {
+			v = math.NaN()
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // waitFor polls cond until it holds or 10s pass.

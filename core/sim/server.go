@@ -23,6 +23,8 @@ type Server struct {
 	cfg     Config
 	log     zerolog.Logger
 	engine  *engine
+	faults  *injector
+	vocab   *vocab
 	handler http.Handler
 
 	// Seams for golden tests.
@@ -48,6 +50,8 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		cfg:     cfg,
 		log:     log,
 		engine:  newEngine(cfg),
+		faults:  &injector{cfg: cfg.Faults},
+		vocab:   newVocab(),
 		now:     time.Now,
 		newID:   randomID,
 		closing: closing,
@@ -59,6 +63,10 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/completions", s.handleText)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /status", s.handleStatus)
+	mux.HandleFunc("POST /reset_prefix_cache", s.handleReset)
+	mux.HandleFunc("POST /tokenize", s.handleTokenize)
+	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	s.handler = s.track(mux)
 	return s, nil
 }
@@ -219,17 +227,46 @@ func (s *Server) handleText(w http.ResponseWriter, r *http.Request) {
 	s.complete(w, r, req.params, prompt, false)
 }
 
+// checkModel refuses a request naming a model other than the one served.
+func (s *Server) checkModel(model string) *apiError {
+	if model != "" && model != s.cfg.Model {
+		return &apiError{status: http.StatusNotFound, message: fmt.Sprintf("The model `%s` does not exist.", model)}
+	}
+	return nil
+}
+
 // complete runs a chat (chat true) or text completion and writes the
-// response, streamed or whole.
+// response, streamed or whole, injecting the request's faults.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prompt []string, chat bool) {
 	maxTokens, apiErr := p.resolve(s.cfg)
-	if apiErr == nil && len(prompt) == 0 {
+	switch {
+	case apiErr != nil:
+	case len(prompt) == 0:
 		apiErr = badRequest("the prompt has no tokens (a token is a whitespace-separated word)")
+	case len(prompt)+maxTokens > s.cfg.MaxModelLen:
+		apiErr = badRequest("This model's maximum context length is %d tokens. However, you requested %d tokens "+
+			"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.cfg.MaxModelLen, len(prompt)+maxTokens, len(prompt), maxTokens)
 	}
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
+	faults := s.faults.next()
+	st := &s.engine.stats
+	if faults[faultHTTP500] {
+		st.faults[faultHTTP500].Add(1)
+		writeError(w, &apiError{status: http.StatusInternalServerError, message: "simulated fault: internal server error"})
+		return
+	}
+	var slowFirst time.Duration
+	if faults[faultSlowFirstToken] {
+		st.faults[faultSlowFirstToken].Add(1)
+		slowFirst = s.cfg.Faults.SlowFirstTokenDelay
+	}
+	cut := faults[faultCutStream]
+	malformed := faults[faultMalformedSSE] && p.Stream
+
 	idPrefix := "cmpl-"
 	if chat {
 		idPrefix = "chatcmpl-"
@@ -242,14 +279,28 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	var out *sse
 	if p.Stream {
 		out = newSSE(w)
-		g, err = s.engine.generate(ctx, prompt, maxTokens, func(k int, text string) error {
+		cutAt, badAt := maxTokens/2, maxTokens/2 // cut after half the tokens; corrupt the middle one
+		g, err = s.engine.generate(ctx, prompt, maxTokens, slowFirst, func(k int, text string) error {
+			if cut && k == max(cutAt, 1) {
+				st.faults[faultCutStream].Add(1)
+				panic(http.ErrAbortHandler) // net/http drops the connection, unterminated
+			}
 			if k == 0 && chat {
 				if err := out.send(rep.roleChunk()); err != nil {
 					return err
 				}
 			}
+			if malformed && k == badAt {
+				st.faults[faultMalformedSSE].Add(1)
+				return out.write([]byte(`data: {"id":"` + rep.id + `","object":` + "\n\n"))
+			}
 			return out.send(rep.tokenChunk(text, k == maxTokens-1))
 		})
+		if cut && maxTokens == 1 && err == nil {
+			// One token: cut before the end of the stream instead.
+			st.faults[faultCutStream].Add(1)
+			panic(http.ErrAbortHandler)
+		}
 		if err == nil && p.StreamOptions != nil && p.StreamOptions.IncludeUsage {
 			err = out.send(rep.usageChunk(g.usage()))
 		}
@@ -258,10 +309,14 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		}
 	} else {
 		var text strings.Builder
-		g, err = s.engine.generate(ctx, prompt, maxTokens, func(_ int, t string) error {
+		g, err = s.engine.generate(ctx, prompt, maxTokens, slowFirst, func(_ int, t string) error {
 			text.WriteString(t)
 			return nil
 		})
+		if err == nil && cut {
+			st.faults[faultCutStream].Add(1)
+			panic(http.ErrAbortHandler)
+		}
 		if err == nil {
 			writeJSON(w, http.StatusOK, rep.whole(text.String(), g.usage()))
 		}
@@ -274,6 +329,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	}
 	// Debug even on error: a client hanging up is routine.
 	s.log.Debug().Err(err).Str("id", rep.id).Int("prompt_tokens", g.promptTokens).Int("cached_tokens", g.cachedTokens).
+		Int("cpu_tokens", g.cachedBy[tierCPU]).Int("disk_tokens", g.cachedBy[tierDisk]).Int("blend_tokens", g.blendTokens).
 		Int("completion_tokens", g.completionTokens).Dur("queued", g.queued).Dur("ttft", g.firstToken).
 		Msg("request")
 }

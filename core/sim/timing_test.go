@@ -102,7 +102,7 @@ func TestPrefillIsSerialised(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.PrefillPerToken = 50 * time.Microsecond
 	cfg.DecodePerToken = time.Millisecond
-	cfg.CacheTokens = 0
+	cfg.GPUGB, cfg.CPUGB = 0, 0
 	_, url := startServer(t, cfg)
 
 	const n, promptTokens = 4, 1000
@@ -196,22 +196,39 @@ func TestTimeScaleZeroNeverSleeps(t *testing.T) {
 	}
 }
 
-func TestManyConcurrentStreams(t *testing.T) {
+// TestThousandSimultaneousStreams holds 1,000 streams open at once: every
+// one has its first token before any gets its second (the decode gate), so
+// all are decoding together; then all finish, byte-exact.
+func TestThousandSimultaneousStreams(t *testing.T) {
 	t.Parallel()
-	_, url := startServer(t, fastConfig())
-	const n, maxTokens = 200, 20
-	var want string
-	for k := range maxTokens {
+	cfg := DefaultConfig()
+	cfg.TimeScale = 0.001 // 36 tokens x 50µs of prefill each: 1.8µs
+	s, url := startServer(t, cfg)
+	gate := make(chan struct{})
+	s.engine.decodeGate = gate
+	var openGate sync.Once
+	defer openGate.Do(func() { close(gate) }) // never leave streams hanging
+
+	const n, maxTokens = 1000, 4
+	var want string // tokens 1.. (token 0 is read separately)
+	for k := 1; k < maxTokens; k++ {
 		want += outputToken(k)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	defer client.CloseIdleConnections()
 
-	bodies := make([]string, n)
+	rests := make([]string, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
+	var first, done sync.WaitGroup
+	first.Add(n)
 	for i := range n {
-		wg.Go(func() {
+		done.Go(func() {
+			firstDone := false
+			defer func() {
+				if !firstDone {
+					first.Done()
+				}
+			}()
 			path, body := "/v1/chat/completions", chatBody(fmt.Sprintf("shared prefix %s request %d", words("s", 32), i),
 				fmt.Sprintf(`"max_tokens":%d,"stream":true,"stream_options":{"include_usage":true}`, maxTokens))
 			if i%2 == 1 {
@@ -225,27 +242,44 @@ func TestManyConcurrentStreams(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
+			r := bufio.NewReader(resp.Body)
+			firstEvent(t, r)
+			firstDone = true
+			first.Done()
+			b, err := io.ReadAll(r)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			bodies[i] = string(b)
+			rests[i] = string(b)
 		})
 	}
-	wg.Wait()
+	allFirst := make(chan struct{})
+	go func() { first.Wait(); close(allFirst) }()
+	select {
+	case <-allFirst:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the 1,000 streams did not all get their first token within 2 minutes")
+	}
+	m := metrics(t, url)
+	if m["vllm:num_requests_running"] != n || m["vllm:num_requests_waiting"] != 0 {
+		t.Errorf("all %d streams past their first token: running %v, waiting %v; want %d, 0",
+			n, m["vllm:num_requests_running"], m["vllm:num_requests_waiting"], n)
+	}
+	openGate.Do(func() { close(gate) })
+	done.Wait()
+
 	for i := range n {
 		if errs[i] != nil {
 			t.Errorf("request %d: %v", i, errs[i])
 			continue
 		}
-		got := summarise(t, parseSSE(t, bodies[i]))
-		if got.text != want || got.tokens != maxTokens || got.finish != "length" || got.usage == nil ||
+		got := summarise(t, parseSSE(t, rests[i]))
+		if got.text != want || got.tokens != maxTokens-1 || got.finish != "length" || got.usage == nil ||
 			got.usage.PromptTokens != 36 || got.usage.CompletionTokens != maxTokens {
-			t.Errorf("request %d: got %+v, want %d tokens %q, 36 prompt tokens", i, got, maxTokens, want)
+			t.Errorf("request %d: got %+v, want tokens 1.. %q, 36 prompt tokens", i, got, want)
 		}
 	}
-	m := metrics(t, url)
 	wantMetrics := map[string]float64{
 		"vllm:num_requests_running":       0,
 		"vllm:num_requests_waiting":       0,
@@ -253,11 +287,12 @@ func TestManyConcurrentStreams(t *testing.T) {
 		"vllm:prompt_tokens_total":        n * 36,
 		"vllm:prefix_cache_queries_total": n * 36,
 		"vllm:request_success_total":      n,
+		// All but the first to reach the GPU share the 32-token (two-block)
+		// prefix "shared prefix s0 .. s29".
+		"vllm:prefix_cache_hits_total":           (n - 1) * 32,
+		"vllm:time_to_first_token_seconds_count": n,
 	}
-	// Hits depend on arrival order: all but the first to reach the GPU share
-	// the 32-token (two-block) prefix "shared prefix s0 .. s29".
-	wantMetrics["vllm:prefix_cache_hits_total"] = (n - 1) * 32
-	if diff := cmp.Diff(wantMetrics, m); diff != "" {
+	if diff := cmp.Diff(wantMetrics, pick(metrics(t, url), wantMetrics)); diff != "" {
 		t.Errorf("/metrics after %d streams (-want +got):\n%s", n, diff)
 	}
 }
