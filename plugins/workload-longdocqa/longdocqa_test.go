@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,39 +26,6 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 var twoDocs = workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 200}
 
 func twoDocOptions() map[string]any { return map[string]any{"document-length": 100} }
-
-type logLine struct{ Level, Message string }
-
-// captureLogs returns a debug-level logger and a function listing what it logged.
-func captureLogs() (*zerolog.Logger, func(t *testing.T) []logLine) {
-	var buf bytes.Buffer
-	l := zerolog.New(&buf).Level(zerolog.DebugLevel)
-	return &l, func(t *testing.T) []logLine {
-		t.Helper()
-		var out []logLine
-		sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line %q: %v", sc.Text(), err)
-			}
-			lvl, _ := m[zerolog.LevelFieldName].(string)
-			msg, _ := m[zerolog.MessageFieldName].(string)
-			out = append(out, logLine{lvl, msg})
-		}
-		return out
-	}
-}
-
-func messagesAt(lines []logLine, level string) []string {
-	var out []string
-	for _, l := range lines {
-		if l.Level == level {
-			out = append(out, l.Message)
-		}
-	}
-	return out
-}
 
 // content returns the single user message of a request.
 func content(t *testing.T, s sdktest.Sent) string {
@@ -475,7 +439,7 @@ func TestMessageFormat(t *testing.T) {
 
 func TestWarmup(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{
 		Options: map[string]any{"document-length": 100}, Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 300},
 		Engine: latencyEngine, Logger: log,
@@ -499,14 +463,14 @@ func TestWarmup(t *testing.T) {
 		t.Errorf("warmup had %d requests in flight at once, want 1", got)
 	}
 	wantInfo := []string{"Warmup 1/3", "Warmup 2/3", "Warmup 3/3", "Warmup complete: 3 documents sent"}
-	if d := cmp.Diff(wantInfo, messagesAt(logs(t), "info")); d != "" {
+	if d := cmp.Diff(wantInfo, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 }
 
 func TestWarmupFailureLogged(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	failing := func(s sdktest.Sent) sdktest.Reply {
 		if s.ID == "warmup_doc1" || s.ID == "doc0_q0" {
 			return sdktest.Reply{Error: "HTTP 500: engine, \"overloaded\"", Latency: time.Millisecond}
@@ -515,7 +479,7 @@ func TestWarmupFailureLogged(t *testing.T) {
 	}
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: twoDocOptions(), Common: twoDocs, Engine: failing, Logger: log})
 	want := []string{`Warmup warmup_doc1 failed: HTTP 500: engine, "overloaded"`}
-	if d := cmp.Diff(want, messagesAt(logs(t), "warn")); d != "" {
+	if d := cmp.Diff(want, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
 	// A failed warmup does not stop the run.
@@ -529,7 +493,7 @@ func TestDispatchBound(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 5, 100} {
 		t.Run(fmt.Sprint("inflight ", limit), func(t *testing.T) {
 			t.Parallel()
-			log, logs := captureLogs()
+			log, logs := sdktest.CaptureLogs()
 			// 6 documents × 3 queries = 18 requests.
 			tr := sdktest.Run(t, Definition, sdktest.Options{
 				Options: map[string]any{"document-length": 100, "query-per-document": 3, "num-inflight-requests": limit},
@@ -548,7 +512,7 @@ func TestDispatchBound(t *testing.T) {
 				d, q := s.Tags["doc"], s.Tags["query"]
 				wantDebug = append(wantDebug, fmt.Sprintf("Dispatched request doc%s_q%s (doc %s, query %s)", d, q, d, q))
 			}
-			if d := cmp.Diff(wantDebug, messagesAt(logs(t), "debug")); d != "" {
+			if d := cmp.Diff(wantDebug, logs.At(t, "debug")); d != "" {
 				t.Errorf("debug logs (-want +got):\n%s", d)
 			}
 		})

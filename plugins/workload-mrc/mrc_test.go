@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,29 +41,6 @@ func with(kv ...any) map[string]any {
 		o[kv[i].(string)] = kv[i+1]
 	}
 	return o
-}
-
-type logLine struct{ Level, Message string }
-
-// captureLogs returns a debug-level logger and a function listing what it logged.
-func captureLogs() (*zerolog.Logger, func(t *testing.T) []logLine) {
-	var buf bytes.Buffer
-	l := zerolog.New(&buf).Level(zerolog.DebugLevel)
-	return &l, func(t *testing.T) []logLine {
-		t.Helper()
-		var out []logLine
-		sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line %q: %v", sc.Text(), err)
-			}
-			lvl, _ := m[zerolog.LevelFieldName].(string)
-			msg, _ := m[zerolog.MessageFieldName].(string)
-			out = append(out, logLine{lvl, msg})
-		}
-		return out
-	}
 }
 
 // fixedLatency answers every request successfully after d, with a text
@@ -398,7 +373,7 @@ func TestSessionCreation(t *testing.T) {
 
 func TestWarmup(t *testing.T) {
 	t.Parallel()
-	lg, logs := captureLogs()
+	lg, logs := sdktest.CaptureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{
 		Options: with("duration", 0.25),                                // 3 measured requests
 		Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 100}, // 2 sessions
@@ -433,7 +408,7 @@ func TestWarmup(t *testing.T) {
 		}
 	}
 	var info []string
-	for _, l := range logs(t) {
+	for _, l := range logs.Lines(t) {
 		if l.Level == "info" {
 			info = append(info, l.Message)
 		}
@@ -445,7 +420,7 @@ func TestWarmup(t *testing.T) {
 
 func TestWarmupFailureLogged(t *testing.T) {
 	t.Parallel()
-	lg, logs := captureLogs()
+	lg, logs := sdktest.CaptureLogs()
 	sdktest.Run(t, Definition, sdktest.Options{
 		Options: with("duration", 0.1), Common: threeSessions, Logger: lg,
 		Engine: func(s sdktest.Sent) sdktest.Reply {
@@ -456,7 +431,7 @@ func TestWarmupFailureLogged(t *testing.T) {
 		},
 	})
 	var warns []string
-	for _, l := range logs(t) {
+	for _, l := range logs.Lines(t) {
 		if l.Level == "warn" {
 			warns = append(warns, l.Message)
 		}

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,39 +26,6 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // prompt, every one of the 3! = 6 orderings.
 func small() map[string]any {
 	return map[string]any{"num-contexts": 3, "context-length": 100, "system-prompt-length": 20}
-}
-
-type logLine struct{ Level, Message string }
-
-// captureLogs returns a debug-level logger and a function listing what it logged.
-func captureLogs() (*zerolog.Logger, func(t *testing.T) []logLine) {
-	var buf bytes.Buffer
-	l := zerolog.New(&buf).Level(zerolog.DebugLevel)
-	return &l, func(t *testing.T) []logLine {
-		t.Helper()
-		var out []logLine
-		sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line %q: %v", sc.Text(), err)
-			}
-			lvl, _ := m[zerolog.LevelFieldName].(string)
-			msg, _ := m[zerolog.MessageFieldName].(string)
-			out = append(out, logLine{lvl, msg})
-		}
-		return out
-	}
-}
-
-func messagesAt(lines []logLine, level string) []string {
-	var out []string
-	for _, l := range lines {
-		if l.Level == level {
-			out = append(out, l.Message)
-		}
-	}
-	return out
 }
 
 // latencyEngine answers successfully after 1–7 ms depending on the id, so
@@ -491,7 +455,7 @@ func TestOrderTag(t *testing.T) {
 
 func TestWarmup(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small(), Engine: latencyEngine, Logger: log})
 	warm := tr.Warmup()
 	if d := cmp.Diff([]string{"warmup_0"}, sdktest.IDs(warm)); d != "" {
@@ -504,14 +468,14 @@ func TestWarmup(t *testing.T) {
 	if warm[0].MaxTokens != 1 {
 		t.Errorf("warmup max_tokens %d, want 1", warm[0].MaxTokens)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, messagesAt(logs(t), "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 }
 
 func TestWarmupFailureLogged(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	failing := func(s sdktest.Sent) sdktest.Reply {
 		if s.ID == "warmup_0" || s.ID == "perm1_req1" {
 			return sdktest.Reply{Error: "HTTP 500: engine overloaded", Latency: time.Millisecond}
@@ -519,10 +483,10 @@ func TestWarmupFailureLogged(t *testing.T) {
 		return sdktest.DefaultEngine(s)
 	}
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small(), Engine: failing, Logger: log})
-	if d := cmp.Diff([]string{"Warmup request failed: HTTP 500: engine overloaded"}, messagesAt(logs(t), "warn")); d != "" {
+	if d := cmp.Diff([]string{"Warmup request failed: HTTP 500: engine overloaded"}, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, messagesAt(logs(t), "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 	// A failed warmup does not stop the run.
@@ -571,7 +535,7 @@ func TestDispatchBound(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 5, 100} {
 		t.Run(fmt.Sprint("inflight ", limit), func(t *testing.T) {
 			t.Parallel()
-			log, logs := captureLogs()
+			log, logs := sdktest.CaptureLogs()
 			tr := sdktest.Run(t, Definition, sdktest.Options{
 				Options: map[string]any{"num-contexts": 4, "context-length": 10, "system-prompt-length": 5, "num-permutations": 18, "num-inflight-requests": limit},
 				Engine:  latencyEngine, Logger: log,
@@ -587,7 +551,7 @@ func TestDispatchBound(t *testing.T) {
 			for i := range 18 {
 				wantDebug = append(wantDebug, fmt.Sprintf("Dispatched permutation %d", i))
 			}
-			debug := messagesAt(logs(t), "debug")
+			debug := logs.At(t, "debug")
 			if len(debug) == 0 || debug[0] != "LongDocPermutator: 4 contexts x 18 permutations = 18 requests" {
 				t.Fatalf("debug logs start %q", debug[:min(len(debug), 1)])
 			}

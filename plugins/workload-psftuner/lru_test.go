@@ -179,12 +179,12 @@ func TestPoolOverflowsTier(t *testing.T) {
 	for _, tc := range cases {
 		c := mustResolve(t, tc.ctx, tc.ratio, tc.thrash, tc.tpg)
 		tier := int(c.tierTokens(tc.tpg)) / c.PrefixTokens
-		log, logs := captureLogs()
+		log, logs := sdktest.CaptureLogs()
 		if _, err := Definition.New(Options{ContextLength: tc.ctx, PrefixRatio: tc.ratio, Thrash: tc.thrash},
 			workload.Env{Common: workload.Common{Seed: 42, TokensPerGB: tc.tpg}, Logger: *log, Content: workload.NewRegistry()}); err != nil {
 			t.Fatal(err)
 		}
-		warning := len(messagesAt(logs(t), "warn")) > 0
+		warning := len(logs.At(t, "warn")) > 0
 		hits := twoPassHits(c.NumPrefixes, tier)
 		switch {
 		case warning:

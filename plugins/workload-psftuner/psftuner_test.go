@@ -3,8 +3,6 @@ package main
 //go:generate python3 testdata/gen.py
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,39 +34,6 @@ var (
 	sevenOpts   = map[string]any{"context-length": 200, "prefix-ratio": 0.3, "thrash": 1.0}
 	sevenCommon = workload.Common{TokensPerGB: 400}
 )
-
-type logLine struct{ Level, Message string }
-
-// captureLogs returns a debug-level logger and a function listing what it logged.
-func captureLogs() (*zerolog.Logger, func(t *testing.T) []logLine) {
-	var buf bytes.Buffer
-	l := zerolog.New(&buf).Level(zerolog.DebugLevel)
-	return &l, func(t *testing.T) []logLine {
-		t.Helper()
-		var out []logLine
-		sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("log line %q: %v", sc.Text(), err)
-			}
-			lvl, _ := m[zerolog.LevelFieldName].(string)
-			msg, _ := m[zerolog.MessageFieldName].(string)
-			out = append(out, logLine{lvl, msg})
-		}
-		return out
-	}
-}
-
-func messagesAt(lines []logLine, level string) []string {
-	var out []string
-	for _, l := range lines {
-		if l.Level == level {
-			out = append(out, l.Message)
-		}
-	}
-	return out
-}
 
 // content returns the single user message of a request.
 func content(t *testing.T, s sdktest.Sent) string {
@@ -542,7 +507,7 @@ func TestMessages(t *testing.T) {
 
 func TestPasses(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: latencyEngine, Logger: log})
 	warm, meas := tr.Warmup(), tr.Measured()
 	var wantWarm, wantMeas []string
@@ -598,14 +563,13 @@ func TestPasses(t *testing.T) {
 	for i := range 7 {
 		wantDebug = append(wantDebug, fmt.Sprintf("Pass 2 %d/7", i+1))
 	}
-	lines := logs(t)
-	if d := cmp.Diff(wantInfo, messagesAt(lines, "info")); d != "" {
+	if d := cmp.Diff(wantInfo, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(wantDebug, messagesAt(lines, "debug")); d != "" {
+	if d := cmp.Diff(wantDebug, logs.At(t, "debug")); d != "" {
 		t.Errorf("debug logs (-want +got):\n%s", d)
 	}
-	if w := messagesAt(lines, "warn"); len(w) != 0 {
+	if w := logs.At(t, "warn"); len(w) != 0 {
 		t.Errorf("unexpected warnings %q", w)
 	}
 }
@@ -685,7 +649,7 @@ func TestSuffixCrossesOnce(t *testing.T) {
 
 func TestPass1FailureLogged(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	failing := func(s sdktest.Sent) sdktest.Reply {
 		if s.ID == "pass1_p3" || s.ID == "pass2_p1" {
 			return sdktest.Reply{Error: "HTTP 500: overloaded", Latency: time.Millisecond}
@@ -693,7 +657,7 @@ func TestPass1FailureLogged(t *testing.T) {
 		return sdktest.DefaultEngine(s)
 	}
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: failing, Logger: log})
-	if d := cmp.Diff([]string{"Pass 1 pass1_p3 failed: HTTP 500: overloaded"}, messagesAt(logs(t), "warn")); d != "" {
+	if d := cmp.Diff([]string{"Pass 1 pass1_p3 failed: HTTP 500: overloaded"}, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
 	// A failure stops nothing: every request of both passes is sent once.
@@ -707,7 +671,7 @@ func TestPass1FailureLogged(t *testing.T) {
 // promised, and the user is told.
 func TestSmallPoolWarns(t *testing.T) {
 	t.Parallel()
-	log, logs := captureLogs()
+	log, logs := sdktest.CaptureLogs()
 	// 1 GB × 1.05 × 1000 / 500 = 2.1 -> 2 prefixes = 1000 tokens = the tier.
 	sdktest.Run(t, Definition, sdktest.Options{
 		Options: map[string]any{"context-length": 1000, "prefix-ratio": 0.5, "thrash": 1.0},
@@ -715,7 +679,7 @@ func TestSmallPoolWarns(t *testing.T) {
 	})
 	want := []string{"the prefix pool (2 prefixes x 500 tokens = 1000 tokens) does not exceed the targeted tier (1.00 GB = 1000 tokens): " +
 		"pass 2 can hit that tier unless it also holds the breakers and suffix; raise --psf-thrash or lower --psf-context-length"}
-	if d := cmp.Diff(want, messagesAt(logs(t), "warn")); d != "" {
+	if d := cmp.Diff(want, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
 }
