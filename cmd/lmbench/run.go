@@ -362,9 +362,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		bexps = append(bexps, bench.Exporter{Name: e.info.GetName(), Client: exporterClient{e.client}, Options: o, Flag: e.flagOf, Wrap: e.client.Wrap})
 	}
 	cfgJSON, _ := json.Marshal(orderedJSON(resolved))
-	var progress io.Writer
+	var progress bench.ProgressSink
 	if !g.quiet {
-		progress = stderr
+		progress = bench.PlainProgress(stderr)
 	}
 	res, err := bench.Execute(ctx, bench.Plan{
 		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
@@ -375,7 +375,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 			OutputDir: g.outputDir, ExportCSV: !g.noCSV, ExportJSON: g.json, Quiet: g.quiet,
 		},
 		ConfigJSON: string(cfgJSON), Version: version, Planned: int(cr.GetPlannedRequests()),
-		Log: log, Stdout: stdout, Progress: progress, DrainTimeout: g.drainTimeout,
+		Log: log, Stdout: stdout, Progress: progress, ProgressEvery: 2 * time.Second, DrainTimeout: g.drainTimeout,
 	})
 	if err != nil {
 		return exitFailed, err

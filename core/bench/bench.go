@@ -63,10 +63,12 @@ type Plan struct {
 	// Planned is the number of measured requests, if known (progress).
 	Planned int
 	Log     zerolog.Logger
-	// Stdout receives the terminal summary; Progress, when non-nil,
-	// receives a progress line every ProgressEvery.
+	// Stdout receives the terminal summary. Progress, when non-nil,
+	// receives a Snapshot every ProgressEvery (DefaultProgressEvery when
+	// 0) and is closed once the run loop has stopped, before the summary
+	// is printed.
 	Stdout        io.Writer
-	Progress      io.Writer
+	Progress      ProgressSink
 	ProgressEvery time.Duration
 	DrainTimeout  time.Duration
 }
@@ -129,7 +131,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		runID: res.RunID, workload: p.Report.Workload, wallStart: wallStart,
 		journal: journal, fan: fan, stats: stats.NewCollector(wallStart),
 	}
-	stopProgress := startProgress(p, obs)
+	stopProgress := startProgress(ctx, p, obs)
 	outcome, runErr := run.Run(ctx, run.Config{
 		Workload: p.Workload, Sender: p.Sender, Observer: obs, Log: p.Log,
 		WantsText: p.WantsText, DrainTimeout: p.DrainTimeout,
@@ -211,17 +213,18 @@ type observer struct {
 	stats           *stats.Collector
 	err             error
 
-	mu        sync.Mutex
-	phase     workloadv1.Phase
-	sent      atomic.Int64
-	done      atomic.Int64
-	failed    atomic.Int64
-	scheduled atomic.Bool
+	mu         sync.Mutex
+	phase      workloadv1.Phase
+	phaseStart time.Time
+	sent       atomic.Int64
+	done       atomic.Int64
+	failed     atomic.Int64
+	scheduled  atomic.Bool
 }
 
 func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
 	o.mu.Lock()
-	o.phase = ph
+	o.phase, o.phaseStart = ph, start
 	o.mu.Unlock()
 	o.sent.Store(0)
 	o.done.Store(0)
