@@ -35,7 +35,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, "auto", isTerminal(stderr))
 	if err != nil {
 		return err
 	}
