@@ -115,10 +115,10 @@ func TestLayerPrecedence(t *testing.T) {
 		want any
 		l    Layer
 	}{
-		{"seed", int64(3), LayerFlag},                      // flag beats env and file
-		{"ldqa_query_per_document", int64(6), LayerEnv},    // env beats file
-		{"ldqa_document_length", int64(2000), LayerFile},   // file beats plugin default
-		{"kv_cache_volume", 7.0, LayerFile},                // file beats host default (int in JSON → float)
+		{"seed", int64(3), LayerFlag},                    // flag beats env and file
+		{"ldqa_query_per_document", int64(6), LayerEnv},  // env beats file
+		{"ldqa_document_length", int64(2000), LayerFile}, // file beats plugin default
+		{"kv_cache_volume", 7.0, LayerFile},              // file beats host default (int in JSON → float)
 		{"ldqa_shuffle_policy", "random", LayerPluginDefault},
 		{"drain_timeout", 30 * time.Second, LayerDefault},
 	}
@@ -183,9 +183,9 @@ func TestErrorsNameTheSourceValueAndExpectation(t *testing.T) {
 			[]string{"LMBENCH_KV_CACHE_VOLUME", `expected a number, got "lots"`}},
 		"unreadable": {Sources{File: filepath.Join(t.TempDir(), "missing.json")},
 			[]string{"--config", "missing.json", "cannot read", "no such file"}},
-		"not JSON": {Sources{File: writeFile(t, "d.json", `{"seed": `)}, []string{"--config", "d.json", "not a valid JSON"}},
+		"not JSON":     {Sources{File: writeFile(t, "d.json", `{"seed": `)}, []string{"--config", "d.json", "not a valid JSON"}},
 		"unknown type": {Sources{File: writeFile(t, "e.ini", "seed=1")}, []string{"e.ini", `".ini"`, "expected .json, .yaml, .yml or .toml"}},
-		"bad answer": {Sources{Answers: map[string]string{"seed": "x"}}, []string{"--seed", `expected an integer, got "x"`}},
+		"bad answer":   {Sources{Answers: map[string]string{"seed": "x"}}, []string{"--seed", `expected an integer, got "x"`}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

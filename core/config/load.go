@@ -141,7 +141,9 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 		for _, key := range slices.Sorted(mapsKeys(s.Answers)) {
 			o, ok := r.byKey[key]
 			if !ok {
-				errs = append(errs, fmt.Errorf("setting %q: unknown key", key))
+				if !s.Partial {
+					errs = append(errs, fmt.Errorf("setting %q: unknown key", key))
+				}
 				continue
 			}
 			if strings.TrimSpace(s.Answers[key]) == "" {

@@ -25,12 +25,12 @@ const EnvPrefix = "LMBENCH_"
 
 // Option is one setting: lmbench's own or a plugin's.
 type Option struct {
-	Key  string              // config key, snake_case: "ldqa_document_length"
-	Flag string              // flag name without dashes: "ldqa-document-length"
-	Short string             // one-letter flag shorthand, if any
-	Env  string              // environment variable: "LMBENCH_LDQA_DOCUMENT_LENGTH"
-	Type pluginv1.OptionType // value type; ENUM values are strings from Enum
-	Enum []string
+	Key   string              // config key, snake_case: "ldqa_document_length"
+	Flag  string              // flag name without dashes: "ldqa-document-length"
+	Short string              // one-letter flag shorthand, if any
+	Env   string              // environment variable: "LMBENCH_LDQA_DOCUMENT_LENGTH"
+	Type  pluginv1.OptionType // value type; ENUM values are strings from Enum
+	Enum  []string
 	// Default is the typed default (string, int64, float64, bool or
 	// time.Duration); nil means the option is unset until a layer sets it.
 	Default  any
