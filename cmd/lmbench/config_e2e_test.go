@@ -325,3 +325,32 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("the engine got %d requests from invalid invocations", n)
 	}
 }
+
+// The bash completion script completes plugin flags of the named workload
+// through `lmbench __complete`.
+func TestBashCompletion(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	script := `source <(lmbench completion bash)
+COMP_WORDS=(lmbench run --workload long-doc-qa --ldqa-shuf); COMP_CWORD=4; _lmbench; echo "${COMPREPLY[@]}"
+COMP_WORDS=(lmbench run --workload ""); COMP_CWORD=3; _lmbench; echo "${COMPREPLY[@]}"
+COMP_WORDS=(lmbench comp); COMP_CWORD=1; _lmbench; echo "${COMPREPLY[@]}"`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 || lines[0] != "--ldqa-shuffle-policy" || !strings.Contains(lines[1], "long-doc-qa") ||
+		!strings.Contains(lines[1], "random-prefill") || lines[2] != "completion" {
+		t.Errorf("completions:\n%s", out)
+	}
+	r := lmbench(t, nil, "completion", "tcsh")
+	if r.code != 2 || !strings.Contains(r.stderr, `expected one of bash, zsh, fish, got "tcsh"`) {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}
