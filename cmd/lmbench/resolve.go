@@ -132,7 +132,10 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 	if r.fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("unexpected argument %q (flags start with --)", r.fs.Arg(0))}
 	}
-	if r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers}); err != nil {
+	// Without a workload, file keys and variables may belong to the one
+	// the guided setup is about to pick: they are checked once it is known.
+	partial := r.wl == nil
+	if r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers, Partial: partial}); err != nil {
 		return nil, err
 	}
 	for _, name := range r.vals.UnknownEnv {

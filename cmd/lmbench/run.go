@@ -91,7 +91,7 @@ func (s *session) noSetup(r *resolved) string {
 		return "remove --export-config for guided setup"
 	case r.cli.noInteractive:
 		return "remove --no-interactive for guided setup"
-	case !isTerminal(s.stdin) || !isTerminal(s.stdout):
+	case !interactive(s):
 		return "run lmbench in a terminal for guided setup (stdin or stdout is not a terminal)"
 	}
 	return ""

@@ -11,6 +11,12 @@ import (
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
+// runSetup and interactive are swapped by tests, which have no terminal.
+var (
+	runSetup    = ui.RunSetup
+	interactive = func(s *session) bool { return isTerminal(s.stdin) && isTerminal(s.stdout) }
+)
+
 // defaultExportPath is the file name the guided setup offers for export.
 const defaultExportPath = "bench_config.json"
 
@@ -61,7 +67,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if r.cli.exportConfig != "" {
 		setup.ExportPath = r.cli.exportConfig
 	}
-	out, err := ui.RunSetup(ctx, s.stdin, s.stdout, setup)
+	out, err := runSetup(ctx, s.stdin, s.stdout, setup)
 	if err != nil {
 		return nil, false, fmt.Errorf("guided setup: %w", err)
 	}
