@@ -424,11 +424,9 @@ func (m *setupModel) missingEntry(key string, general map[string]Field) *entry {
 	if !ok {
 		f = Field{Key: key, Label: key, Flag: "--" + strings.ReplaceAll(key, "_", "-")}
 	}
+	// For the LMCache URL / tokens per GB pair only the page of the one
+	// needed is shown, and only a shown page is validated.
 	f.Required = true
-	if key == KeyLMCacheURL || key == KeyTokensPerGB {
-		// Only one of the two is needed; the other one's page is hidden.
-		f.Required = false
-	}
 	m.asked = append(m.asked, key)
 	return m.register(f)
 }

@@ -248,6 +248,8 @@ func TestSetupExport(t *testing.T) {
 	c.expect("LMCache server")
 	c.send("y")
 	c.expect("LMCache server URL")
+	c.send(keyEnter)
+	c.expect("--lmcache-url is required")
 	c.send("http://lmcache:8080", keyEnter)
 	c.expect("General settings")
 	c.send(keyEnter) // skip
