@@ -304,6 +304,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"LMBENCH_RP_NUM_REQUESTS", `expected an integer, got "lots"`}},
 		"invalid value from env": {[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH=0"}, append(base, "--workload", "long-doc-qa"), 1,
 			[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH: document_length must be positive, got 0"}},
+		"flag typo": {nil, append(base, "--workload", "long-doc-qa", "--ldqa-documnet-length", "5"), 2,
+			[]string{"unknown flag: --ldqa-documnet-length (did you mean --ldqa-document-length?)"}},
 		"bad log level": {nil, append(base, "--workload", "random-prefill", "--log-level", "loud"), 2,
 			[]string{"--log-level", "expected one of trace, debug, info, warn, error", `got "loud"`}},
 	}

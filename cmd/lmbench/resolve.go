@@ -123,7 +123,14 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 	r.fs = runFlags(r.reg, &r.cli)
 	if err := r.fs.Parse(args); err != nil {
 		hint := ""
-		if r.wl != nil && strings.Contains(err.Error(), "unknown flag") {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+			var names []string
+			r.fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			if c := config.Closest(name, names); c != "" {
+				hint = fmt.Sprintf(" (did you mean --%s?)", c)
+			}
+		}
+		if hint == "" && r.wl != nil && strings.Contains(err.Error(), "unknown flag") {
 			hint = fmt.Sprintf(" (the flags of workload %s start with --%s-; see lmbench run --workload %s --help)",
 				r.wl.info.GetName(), r.wl.info.GetPrefix(), r.wl.info.GetName())
 		}

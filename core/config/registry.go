@@ -343,10 +343,20 @@ func OptionValue(o *Option, v any) *pluginv1.OptionValue {
 
 // Suggest returns the known key closest to key (for "did you mean"), or "".
 func (r *Registry) Suggest(key string) string {
-	best, bestD := "", 4
+	keys := make([]string, 0, len(r.byKey))
 	for k := range r.byKey {
-		if d := distance(key, k); d < bestD || (d == bestD && k < best) {
-			best, bestD = k, d
+		keys = append(keys, k)
+	}
+	return Closest(key, keys)
+}
+
+// Closest returns the candidate nearest to word (at most 3 edits away;
+// ties go to the alphabetically first), or "".
+func Closest(word string, candidates []string) string {
+	best, bestD := "", 4
+	for _, c := range candidates {
+		if d := distance(word, c); d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
 		}
 	}
 	return best
