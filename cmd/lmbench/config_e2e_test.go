@@ -356,3 +356,32 @@ COMP_WORDS=(lmbench comp); COMP_CWORD=1; _lmbench; echo "${COMPREPLY[@]}"`
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// Off a terminal: a plain progress line (no escape codes) instead of the
+// live display; --log-format console gives human-readable logs anyway;
+// -q turns progress off.
+func TestProgressAndLogFormatOffTerminal(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t, withDelay(2500*time.Millisecond)) // the plain line comes every 2 s
+	dir := t.TempDir()
+	args := []string{"run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "4",
+		"--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000", "--no-csv", "--output-dir", dir}
+	r := lmbench(t, nil, append(args, "--log-format", "console")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "[measure] done 0/4  failed 0  in-flight 4") {
+		t.Errorf("no plain progress line:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr+r.stdout, "\x1b") {
+		t.Errorf("escape codes off a terminal:\n%q", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "INF model auto-detected model=fake-model") {
+		t.Errorf("console log format not used:\n%s", r.stderr)
+	}
+	r = lmbench(t, nil, append(args, "-q")...)
+	if r.code != 0 || strings.Contains(r.stderr, "[measure]") || !strings.Contains(r.stderr, `"level":"info"`) {
+		t.Errorf("exit %d, -q stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -289,7 +289,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 }
 
 // plainProgressEvery is how often the plain progress line is written.
-const plainProgressEvery = 5 * time.Second
+const plainProgressEvery = 2 * time.Second
 
 // progressSink picks the display: the live one when stdout is a terminal
 // (logs then go through it, above the display), plain lines on stderr
