@@ -70,3 +70,6 @@ func flagOption(f *pflag.Flag) (*Option, any, bool) {
 	}
 	return fv.o, fv.v, true
 }
+
+// IsBoolFlag lets a boolean option be given without a value (--json).
+func (f *flagValue) IsBoolFlag() bool { return f.o.Type == pluginv1.OptionType_OPTION_TYPE_BOOL }
