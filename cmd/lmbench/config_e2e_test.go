@@ -90,6 +90,35 @@ func TestSpecExampleConfigRuns(t *testing.T) {
 	}
 }
 
+// A file written by a later version of the original (served_model_name,
+// ignore_eos, ldqa_max_output_length) loads too.
+func TestLaterOriginalConfigLoads(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t)
+	cfg := writeTemp(t, "later.json", `{
+  "model": "Qwen/Qwen3-14B",
+  "served_model_name": "qwen",
+  "workload": "long-doc-qa",
+  "kv_cache_volume": 1.0,
+  "tokens_per_gb_kvcache": 2000,
+  "ignore_eos": false,
+  "ldqa_document_length": 500,
+  "ldqa_query_per_document": 1,
+  "ldqa_shuffle_policy": "tile",
+  "ldqa_num_inflight_requests": 2,
+  "ldqa_max_output_length": 128
+}`)
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", cfg, "--no-interactive", "-q", "--no-csv", "--output-dir", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := eng.requests()
+	if len(reqs) != 8 || reqs[0]["model"] != "qwen" {
+		t.Errorf("%d requests (want 4 documents + 4 questions), model %v", len(reqs), reqs[0]["model"])
+	}
+}
+
 // --export-config writes the resolved configuration (auto-detected model,
 // no engine URL); running from it resolves to the same configuration, in
 // any of the file formats.
@@ -306,6 +335,10 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH: document_length must be positive, got 0"}},
 		"flag typo": {nil, append(base, "--workload", "long-doc-qa", "--ldqa-documnet-length", "5"), 2,
 			[]string{"unknown flag: --ldqa-documnet-length (did you mean --ldqa-document-length?)"}},
+		"later original's key": {nil, append(base, "--config", writeTemp(t, "eos.json", `{"workload": "random-prefill", "ignore_eos": true}`)), 1,
+			[]string{`key "ignore_eos": only false is supported (lmbench always behaves so), got true`}},
+		"prefix claimed twice": {nil, append(base, "--workload", "random-prefill", "--exporter-plugin", filepath.Join(binDir, "lmbench-exporter-csv")), 1,
+			[]string{"plugins csv and csv both claim the flag prefix --csv-"}},
 		"bad log level": {nil, append(base, "--workload", "random-prefill", "--log-level", "loud"), 2,
 			[]string{"--log-level", "expected one of trace, debug, info, warn, error", `got "loud"`}},
 	}

@@ -267,3 +267,21 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Errorf("JSON export:\n%s\nwant:\n%s", b, want)
 	}
 }
+
+func TestToleratedKeys(t *testing.T) {
+	r := testRegistry(t)
+	r.Tolerate("ignore_eos", false)
+	r.Tolerate("ldqa_max_output_length", 128)
+	r.Tolerate("has_lmcache", nil)
+	ok := writeFile(t, "later.json", `{"seed": 3, "ignore_eos": false, "ldqa_max_output_length": 128, "has_lmcache": true}`)
+	if v, err := r.Load(Sources{File: ok, Environ: []string{}}); err != nil || v.Int("seed") != 3 {
+		t.Fatalf("err %v", err)
+	}
+	bad := writeFile(t, "eos.json", `{"ignore_eos": true, "ldqa_max_output_length": 64}`)
+	_, err := r.Load(Sources{File: bad, Environ: []string{}})
+	for _, w := range []string{`key "ignore_eos": only false is supported`, "got true", `key "ldqa_max_output_length": only 128 is supported`, "got 64"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v lacks %q", err, w)
+		}
+	}
+}

@@ -230,7 +230,14 @@ func (r *Registry) readFile(path string, partial bool) (map[string]any, error) {
 		val := all[key]
 		o, ok := r.byKey[key]
 		if !ok {
-			if partial || ignoredFileKeys[key] {
+			if partial {
+				continue
+			}
+			if want, ok := r.tolerated[key]; ok {
+				if want == nil || fmt.Sprint(val) == fmt.Sprint(want) {
+					continue
+				}
+				errs = append(errs, fmt.Errorf("--config %s: key %q: only %s is supported (lmbench always behaves so), got %s", path, key, show(want), show(val)))
 				continue
 			}
 			hint := ""
@@ -259,9 +266,15 @@ func (r *Registry) readFile(path string, partial bool) (map[string]any, error) {
 	return out, errors.Join(errs...)
 }
 
-// ignoredFileKeys are keys the original wrote into hand-made or interactive
-// files that have no meaning here: has_lmcache only gated a prompt.
-var ignoredFileKeys = map[string]bool{"has_lmcache": true}
+// Tolerate makes a config-file key that is not an option load without
+// error when its value is want (nil: any value). Files written by other
+// versions of the original tool carry such keys.
+func (r *Registry) Tolerate(key string, want any) {
+	if r.tolerated == nil {
+		r.tolerated = map[string]any{}
+	}
+	r.tolerated[key] = want
+}
 
 func (r *Registry) keys() []string {
 	var ks []string

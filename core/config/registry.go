@@ -55,6 +55,9 @@ type Registry struct {
 	byFlag   map[string]*Option
 	byEnv    map[string]*Option
 	prefixes map[string]string // plugin flag prefix → plugin name
+	// tolerated are file keys that are not options but load when they
+	// hold the given value (nil = any); see Tolerate.
+	tolerated map[string]any
 }
 
 // NewRegistry returns an empty registry.
