@@ -253,6 +253,13 @@ func (m *setupModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.form == nil || m.step == stepLoading || m.step == stepDone {
 		return m, nil
 	}
+	if ws, ok := msg.(tea.WindowSizeMsg); ok {
+		// The form gets the room left under the header (and the blank line
+		// huh puts before its help), so a tall page scrolls inside the form
+		// instead of pushing the header and the question off the screen.
+		ws.Height = max(ws.Height-headerLines-2, 5)
+		msg = ws
+	}
 	f, cmd := m.form.Update(msg)
 	if hf, ok := f.(*huh.Form); ok {
 		m.form = hf
@@ -300,12 +307,15 @@ func (m *setupModel) startFinalStep() tea.Cmd {
 	return m.form.Init()
 }
 
+// headerLines is the height of the header above the form.
+const headerLines = 3
+
 func (m *setupModel) View() string {
 	var b strings.Builder
-	width := cmpOr(m.width, fallbackWidth)
-	b.WriteString(m.st.rule.Render(strings.Repeat("═", min(width-1, 60))) + "\n")
+	rule := m.st.rule.Render(strings.Repeat("═", 60))
+	b.WriteString(rule + "\n")
 	b.WriteString(m.st.title.Render(" lmbench — guided setup") + "\n")
-	b.WriteString(m.st.rule.Render(strings.Repeat("═", min(width-1, 60))) + "\n")
+	b.WriteString(rule + "\n")
 	switch m.step {
 	case stepLoading:
 		b.WriteString(m.st.dim.Render(fmt.Sprintf("Loading the options of workload %s…", m.workload)) + "\n")
@@ -329,13 +339,6 @@ func (m *setupModel) View() string {
 		}
 	}
 	return b.String()
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // newForm wraps groups in a form that reports back to the model instead of
