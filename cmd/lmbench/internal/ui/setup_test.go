@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 )
@@ -397,5 +398,31 @@ func TestEscapeNote(t *testing.T) {
 	t.Parallel()
 	if got, want := escapeNote("ldqa_document_length *x* `y` a\\b"), "ldqa\\_document\\_length \\*x\\* \\`y\\` a\\\\b"; got != want {
 		t.Errorf("escapeNote = %q, want %q", got, want)
+	}
+}
+
+// However many settings a page has, the form fits the terminal's height
+// with its header, so the question is never pushed off the screen.
+func TestSetupFitsTerminalHeight(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	for i := range 12 {
+		s.General = append(s.General, Field{Key: fmt.Sprint("extra_", i), Label: fmt.Sprint("Extra ", i), Help: "One more setting.", Group: "General"})
+	}
+	for _, height := range []int{15, 24, 200} {
+		m := newSetupModel(s, io.Discard)
+		if m.err != nil {
+			t.Fatal(m.err)
+		}
+		m.Init()
+		m.Update(tea.WindowSizeMsg{Width: 80, Height: height})
+		view := m.View()
+		if n := strings.Count(view, "\n") + 1; n > height {
+			t.Errorf("height %d: the view has %d lines:\n%s", height, n, view)
+		}
+		if !strings.Contains(view, "lmbench — guided setup") || !strings.Contains(view, "Engine URL") {
+			t.Errorf("height %d: header or question missing:\n%s", height, view)
+		}
 	}
 }
