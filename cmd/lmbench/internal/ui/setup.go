@@ -71,6 +71,7 @@ const (
 	KeyWorkload    = "workload"
 	KeyLMCacheURL  = "lmcache_url"
 	KeyTokensPerGB = "tokens_per_gb_kvcache"
+	KeyModel       = "model" // empty is summarised as "(auto-detect)"
 )
 
 // Action is what the person chose at the end of the form.
@@ -595,7 +596,7 @@ func (m *setupModel) finalForm() *huh.Form {
 			).Value(&m.action),
 	)
 	path := huh.NewGroup(huh.NewInput().Title("Export file").
-		Description("The configuration is written as JSON; replay it with --config.").
+		Description("The resolved configuration is written there; replay it with --config FILE.").
 		Value(&m.exportPath).
 		Validate(func(v string) error {
 			if strings.TrimSpace(v) == "" {
@@ -619,6 +620,10 @@ func (m *setupModel) summaryRows() [][2]string {
 		switch {
 		case e.f.Secret && v != "":
 			v = "••••••"
+		case v == "" && k == KeyLMCacheURL:
+			continue // tokens per GB was given instead
+		case v == "" && k == KeyModel:
+			v = "(auto-detect)"
 		case v == "":
 			v = "(not set)"
 		}

@@ -228,7 +228,8 @@ func TestSetupStart(t *testing.T) {
 	if strings.Contains(scr, "sk-very-secret") {
 		t.Errorf("the secret was echoed:\n%s", scr)
 	}
-	for _, w := range []string{"Starting the benchmark.", "Request length (tokens)      2000", "API key                      ••••••"} {
+	for _, w := range []string{"Starting the benchmark.", "Request length (tokens)      2000", "API key                      ••••••",
+		"Model name                   Qwen/Qwen3-8B"} {
 		if !strings.Contains(scr, w) {
 			t.Errorf("output lacks %q:\n%s", w, scr)
 		}
@@ -279,8 +280,11 @@ func TestSetupExport(t *testing.T) {
 	if diff := cmp.Diff(want, r.o); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(c.screen(), "Exporting the configuration to out/my config.json.") {
-		t.Errorf("output lacks the export line:\n%s", c.screen())
+	for _, w := range []string{"Exporting the configuration to out/my config.json.", "Model name                   (auto-detect)",
+		"LMCache server URL           http://lmcache:8080"} {
+		if !strings.Contains(c.screen(), w) {
+			t.Errorf("output lacks %q:\n%s", w, c.screen())
+		}
 	}
 }
 
@@ -304,6 +308,9 @@ func TestSetupWorkloadGiven(t *testing.T) {
 	}
 	if strings.Contains(c.screen(), "The request pattern") {
 		t.Errorf("the workload was asked although given")
+	}
+	if strings.Contains(c.screen(), "LMCache server URL") {
+		t.Errorf("the summary lists the empty LMCache URL:\n%s", c.screen())
 	}
 	if diff := cmp.Diff([]string{"random-prefill"}, loaded); diff != "" {
 		t.Errorf("WorkloadFields calls (-want +got):\n%s", diff)
