@@ -216,6 +216,7 @@ type observer struct {
 	mu         sync.Mutex
 	phase      workloadv1.Phase
 	phaseStart time.Time
+	lags       lagRing // recent dispatch lags, for progress
 	sent       atomic.Int64
 	done       atomic.Int64
 	failed     atomic.Int64
@@ -231,6 +232,7 @@ func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
 	o.failed.Store(0)
 	if ph == workloadv1.Phase_PHASE_MEASURE {
 		o.stats.Reset(start)
+		o.lags.reset()
 	}
 }
 
@@ -277,6 +279,7 @@ func (o *observer) Finished(f *run.Finished) error {
 		if f.ExplicitSchedule {
 			lag = r.Submit.Sub(f.Scheduled).Seconds()
 			o.scheduled.Store(true)
+			o.lags.add(lag * 1000)
 		}
 		o.stats.Add(stats.Sample{
 			Success: r.Success, TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(),

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/lmbench/lmbench/core/stats"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
 )
 
@@ -22,8 +24,9 @@ type Snapshot struct {
 	Planned  int // measured requests planned, 0 = unknown (always 0 outside measure)
 	// The live numbers of the measured phase (0 before it).
 	MeanTTFTMs, MeanDecodeSpeed, InputThroughput, OutputThroughput float64
-	// DispatchLagP50Ms and DispatchLagP99Ms are NaN when no measured
-	// request was explicitly scheduled.
+	// DispatchLagP50Ms and DispatchLagP99Ms cover the last LagWindow
+	// explicitly scheduled measured requests (the summary covers all);
+	// NaN when there was none.
 	DispatchLagP50Ms, DispatchLagP99Ms float64
 }
 
@@ -140,10 +143,7 @@ func (o *observer) snapshot(now time.Time, planned int, interrupted bool) Snapsh
 		c := o.stats.Current(now)
 		s.MeanTTFTMs, s.MeanDecodeSpeed = c.MeanTTFTMs, c.MeanDecodeSpeed
 		s.InputThroughput, s.OutputThroughput = c.InputThroughput, c.OutputThroughput
-		if o.scheduled.Load() {
-			f := o.stats.Final()
-			s.DispatchLagP50Ms, s.DispatchLagP99Ms = f.P50DispatchLagMs, f.P99DispatchLagMs
-		}
+		s.DispatchLagP50Ms, s.DispatchLagP99Ms = o.lags.percentiles()
 	}
 	if interrupted {
 		s.Phase = PhaseDraining
@@ -159,4 +159,46 @@ func phaseName(p workloadv1.Phase) string {
 		return PhaseMeasure
 	}
 	return PhaseStarting
+}
+
+// LagWindow is how many recent dispatch lags the live percentiles cover:
+// enough for a stable p99, and a constant cost per snapshot however long
+// the run.
+const LagWindow = 4096
+
+// lagRing keeps the last LagWindow dispatch lags, in milliseconds.
+type lagRing struct {
+	mu   sync.Mutex
+	buf  []float64
+	next int
+}
+
+func (r *lagRing) add(ms float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.buf) < LagWindow {
+		r.buf = append(r.buf, ms)
+		return
+	}
+	r.buf[r.next] = ms
+	r.next = (r.next + 1) % LagWindow
+}
+
+func (r *lagRing) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf, r.next = r.buf[:0], 0
+}
+
+// percentiles returns p50 and p99 (numpy's linear method, as the
+// summary), NaN for both when empty.
+func (r *lagRing) percentiles() (p50, p99 float64) {
+	r.mu.Lock()
+	v := slices.Clone(r.buf)
+	r.mu.Unlock()
+	if len(v) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(v)
+	return stats.Percentile(v, 50), stats.Percentile(v, 99)
 }

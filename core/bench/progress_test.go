@@ -3,12 +3,14 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lmbench/lmbench/core/stats"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
 )
 
@@ -192,5 +194,64 @@ func TestPlainLine(t *testing.T) {
 	}
 	if strings.ContainsRune(b.String(), 0x1b) {
 		t.Error("PlainProgress wrote an escape code")
+	}
+}
+
+// BenchmarkSnapshot is the cost of one progress snapshot (taken once a
+// second) deep into a long scheduled run.
+func BenchmarkSnapshot(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			start := time.Now()
+			o := &observer{stats: stats.NewCollector(start)}
+			o.PhaseStarted(workloadv1.Phase_PHASE_MEASURE, start)
+			for i := range n {
+				lag := float64(i%7) / 1000
+				o.stats.Add(stats.Sample{Success: true, TTFT: 0.05, Latency: 1, DecodeSpeed: 100, ITL: 0.01, DispatchLag: lag,
+					InputTokens: 100, OutputTokens: 10, Finish: start.Add(time.Duration(i) * time.Millisecond)})
+				o.scheduled.Store(true)
+				o.lags.add(lag * 1000)
+			}
+			now := start.Add(time.Hour)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				s := o.snapshot(now, n, false)
+				if !s.HasDispatchLag() {
+					b.Fatal("no dispatch lag")
+				}
+			}
+		})
+	}
+}
+
+// The live dispatch lag covers the most recent LagWindow requests.
+func TestLagRingKeepsRecentWindow(t *testing.T) {
+	t.Parallel()
+	var r lagRing
+	if p50, p99 := r.percentiles(); !math.IsNaN(p50) || !math.IsNaN(p99) {
+		t.Errorf("empty ring: p50 %v p99 %v, want NaN", p50, p99)
+	}
+	// 1000 early lags of 500 ms, then LagWindow lags of 0..LagWindow-1 ms:
+	// only the latter count.
+	for range 1000 {
+		r.add(500)
+	}
+	var recent []float64
+	for i := range LagWindow {
+		r.add(float64(i))
+		recent = append(recent, float64(i))
+	}
+	p50, p99 := r.percentiles()
+	if want := stats.Percentile(recent, 50); p50 != want {
+		t.Errorf("p50 = %v, want %v", p50, want)
+	}
+	if want := stats.Percentile(recent, 99); p99 != want {
+		t.Errorf("p99 = %v, want %v", p99, want)
+	}
+	r.reset()
+	r.add(3)
+	if p50, p99 := r.percentiles(); p50 != 3 || p99 != 3 {
+		t.Errorf("after reset: p50 %v p99 %v, want 3 and 3", p50, p99)
 	}
 }
