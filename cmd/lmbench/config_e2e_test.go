@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -260,13 +261,13 @@ func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	eng := newFakeEngine(t)
-	var statusHits int
+	var statusHits atomic.Int32
 	lmc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/status" {
 			http.NotFound(w, r)
 			return
 		}
-		statusHits++
+		statusHits.Add(1)
 		w.Write([]byte(`{"is_healthy":true,"cache_context_meta":{"0":{"model_name":"org/big-model","world_size":1,"kv_cache_layout":{"cache_size_per_token":163840}}}}`))
 	}))
 	defer lmc.Close()
@@ -279,8 +280,8 @@ func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	got := readJSONFile(t, p)
-	if got["tokens_per_gb_kvcache"] != 6553.0 || got["model"] != "org/big-model" || got["served_model_name"] != "big" || statusHits != 1 {
-		t.Errorf("exported %v (status hits %d)", got, statusHits)
+	if got["tokens_per_gb_kvcache"] != 6553.0 || got["model"] != "org/big-model" || got["served_model_name"] != "big" || statusHits.Load() != 1 {
+		t.Errorf("exported %v (status hits %d)", got, statusHits.Load())
 	}
 	// Running from the export: the served name reaches the engine, LMCache is not asked again.
 	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", p, "-q", "--no-csv", "--output-dir", dir)
@@ -288,8 +289,8 @@ func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	reqs := eng.requests()
-	if len(reqs) != 2 || reqs[0]["model"] != "big" || statusHits != 1 {
-		t.Errorf("%d requests, model %v, status hits %d", len(reqs), reqs[0]["model"], statusHits)
+	if len(reqs) != 2 || reqs[0]["model"] != "big" || statusHits.Load() != 1 {
+		t.Errorf("%d requests, model %v, status hits %d", len(reqs), reqs[0]["model"], statusHits.Load())
 	}
 	// The original's message for a model LMCache does not serve.
 	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--lmcache-url", lmc.URL,
