@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,9 +47,13 @@ type Live struct {
 	drawn  int  // lines of the frame currently on screen
 	closed bool // after Close, log lines pass straight through
 	snap   *bench.Snapshot
-	logs   []string // the last LogLines complete log lines
-	part   []byte   // an incomplete log line
-	st     liveStyles
+	// head is the rendered snapshot part of the frame, for headWidth
+	// columns; log lines redraw the frame without rendering it again.
+	head      []string
+	headWidth int
+	logs      []string // the last LogLines complete log lines
+	part      []byte   // an incomplete log line
+	st        liveStyles
 }
 
 var _ bench.ProgressSink = (*Live)(nil)
@@ -71,7 +76,7 @@ func (l *Live) Update(s bench.Snapshot) {
 	if l.closed {
 		return
 	}
-	l.snap = &s
+	l.snap, l.head = &s, nil
 	var b bytes.Buffer
 	l.erase(&b)
 	l.draw(&b)
@@ -154,7 +159,11 @@ func (l *Live) draw(b *bytes.Buffer) {
 	if l.snap == nil {
 		return
 	}
-	lines := l.frame(*l.snap, l.currentWidth())
+	width := l.currentWidth()
+	if l.head == nil || l.headWidth != width {
+		l.head, l.headWidth = l.renderHead(*l.snap, width), width
+	}
+	lines := append(slices.Clip(l.head), l.renderLogs(width)...)
 	for _, line := range lines {
 		b.WriteString(line)
 		b.WriteByte('\n')
@@ -190,12 +199,15 @@ func newLiveStyles(r *lipgloss.Renderer) liveStyles {
 	}
 }
 
-// frame lays out a snapshot in lines no wider than width-1 columns (a
-// line filling the last column would make some terminals wrap, and the
-// redraw would then miss a line).
-func (l *Live) frame(s bench.Snapshot, width int) []string {
+// frameWidth is the widest a frame line may be on a terminal width
+// columns wide: a line filling the last column would make some terminals
+// wrap, and the redraw would then miss a line.
+func frameWidth(width int) int { return max(width-1, 20) }
+
+// renderHead lays out a snapshot in lines no wider than frameWidth.
+func (l *Live) renderHead(s bench.Snapshot, width int) []string {
 	st := l.st
-	maxW := max(width-1, 20)
+	maxW := frameWidth(width)
 	kv := func(label, value string) string { return st.label.Render(label) + " " + st.value.Render(value) }
 
 	failed := st.value.Render(fmt.Sprint(s.Failed))
@@ -232,14 +244,21 @@ func (l *Live) frame(s bench.Snapshot, width int) []string {
 		}
 		lines = append(lines, flow(metrics, maxW)...)
 	}
-	if len(l.logs) > 0 {
-		lines = append(lines, st.dim.Render(rule("recent log", maxW)))
-		for _, lg := range l.logs {
-			lines = append(lines, ansi.Truncate(lg, maxW, "…"))
-		}
-	}
 	for i, line := range lines {
 		lines[i] = ansi.Truncate(line, maxW, "…")
+	}
+	return lines
+}
+
+// renderLogs is the log tail of the frame.
+func (l *Live) renderLogs(width int) []string {
+	if len(l.logs) == 0 {
+		return nil
+	}
+	maxW := frameWidth(width)
+	lines := []string{l.st.dim.Render(rule("recent log", maxW))}
+	for _, lg := range l.logs {
+		lines = append(lines, ansi.Truncate(lg, maxW, "…"))
 	}
 	return lines
 }

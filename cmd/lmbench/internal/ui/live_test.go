@@ -266,3 +266,28 @@ func TestClock(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLiveUpdate is the cost of one redraw with a full log tail.
+func BenchmarkLiveUpdate(b *testing.B) {
+	l := NewLive(io.Discard, 120)
+	for i := range LogLines {
+		fmt.Fprintf(l.LogWriter(), "\x1b[90m12:00:0%d\x1b[0m \x1b[32mINF\x1b[0m request finished id=%d\n", i, i)
+	}
+	s := measureSnap()
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Update(s)
+	}
+}
+
+// BenchmarkLiveLogLine is the cost of one log line while the display is up.
+func BenchmarkLiveLogLine(b *testing.B) {
+	l := NewLive(io.Discard, 120)
+	l.Update(measureSnap())
+	line := []byte("\x1b[90m12:00:00\x1b[0m \x1b[32mINF\x1b[0m request finished id=1\n")
+	w := l.LogWriter()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = w.Write(line)
+	}
+}
