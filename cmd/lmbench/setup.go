@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -67,7 +68,13 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if r.cli.exportConfig != "" {
 		setup.ExportPath = r.cli.exportConfig
 	}
+	// Log lines (a plugin starting, say) would tear the form: hold them
+	// until it is gone.
+	var held bytes.Buffer
+	prev := s.logOut.swap(&held)
 	out, err := runSetup(ctx, s.stdin, s.stdout, setup)
+	s.logOut.swap(prev)
+	prev.Write(held.Bytes())
 	if err != nil {
 		return nil, false, fmt.Errorf("guided setup: %w", err)
 	}

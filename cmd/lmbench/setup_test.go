@@ -139,3 +139,43 @@ func TestGuidedSetupStillMissing(t *testing.T) {
 		t.Errorf("form Workload = %q, want the flag's random-prefill", got.Workload)
 	}
 }
+
+// Log lines written while the form is up are held and written after it.
+func TestLogsHeldDuringSetup(t *testing.T) {
+	needBinaries(t)
+	var stderr bytes.Buffer
+	var duringForm int
+	s := newSession(strings.NewReader(""), io.Discard, &stderr)
+	fakeForm(t, func(ui.Setup) ui.Outcome {
+		s.log.Warn().Msg("logged while the form is up")
+		duringForm = stderr.Len()
+		return ui.Outcome{Action: ui.ActionCancel}
+	})
+	defer s.close()
+	r, err := s.resolve([]string{"--workload", "random-prefill", "--log-format", "console"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cancelled, err := s.guidedSetup(context.Background(), nil, r, []string{"engine_url"})
+	if err != nil || !cancelled {
+		t.Fatalf("cancelled %v err %v", cancelled, err)
+	}
+	if duringForm != 0 || !strings.Contains(stderr.String(), "WRN logged while the form is up") {
+		t.Errorf("stderr had %d bytes during the form; after: %q", duringForm, stderr.String())
+	}
+}
+
+// The live display's sink gives the log back to stderr when it closes.
+func TestLiveSinkRestoresLog(t *testing.T) {
+	var stderr, live bytes.Buffer
+	s := newSession(strings.NewReader(""), &live, &stderr)
+	l := ui.NewLive(&live, 80)
+	prev := s.logOut.swap(l.LogWriter())
+	sink := &liveSink{Live: l, restore: func() { s.logOut.swap(prev) }}
+	s.logOut.Write([]byte("during\n"))
+	sink.Close()
+	s.logOut.Write([]byte("after\n"))
+	if strings.Contains(stderr.String(), "during") || stderr.String() != "after\n" || !strings.Contains(live.String(), "during") {
+		t.Errorf("stderr %q, display %q", stderr.String(), live.String())
+	}
+}
