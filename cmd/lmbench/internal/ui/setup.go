@@ -242,7 +242,16 @@ func (m *setupModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case formDoneMsg:
 		return m, m.next()
+	case tea.KeyMsg:
+		if m.step == stepLoading && msg.Type == tea.KeyCtrlC {
+			// No form is up to take Ctrl-C while the workload loads.
+			m.action, m.step = ActionCancel, stepDone
+			return m, tea.Quit
+		}
 	case workloadLoaded:
+		if m.step != stepLoading {
+			return m, nil // cancelled meanwhile
+		}
 		if msg.err != nil {
 			m.err = fmt.Errorf("workload %s: options: %w", m.workload, msg.err)
 			m.action, m.step = ActionCancel, stepDone

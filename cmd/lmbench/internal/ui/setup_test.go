@@ -433,3 +433,28 @@ func TestSetupFitsTerminalHeight(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C while the workload's options load cancels too.
+func TestSetupCtrlCWhileLoading(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	s.Missing = []string{KeyWorkload}
+	release := make(chan struct{})
+	defer close(release)
+	s.WorkloadFields = func(string) ([]Field, error) {
+		<-release
+		return nil, nil
+	}
+	c := startSetup(t, context.Background(), s)
+	c.expect("Workload")
+	c.send(keyEnter)
+	c.expect("General settings")
+	c.send(keyEnter)
+	c.expect("Loading the options of workload long-doc-qa")
+	c.send(keyCtrlC)
+	r := c.result()
+	if r.err != nil || r.o.Action != ActionCancel {
+		t.Fatalf("got %+v, %v; want ActionCancel", r.o, r.err)
+	}
+}
