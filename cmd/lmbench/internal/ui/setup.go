@@ -74,6 +74,10 @@ const (
 	KeyModel       = "model" // empty is summarised as "(auto-detect)"
 )
 
+// DefaultExportPath is offered for "export config" when Setup.ExportPath
+// is empty (the original's default).
+const DefaultExportPath = "bench_config.json"
+
 // Action is what the person chose at the end of the form.
 type Action int
 
@@ -211,7 +215,7 @@ func newSetupModel(s Setup, out io.Writer) *setupModel {
 		},
 	}
 	if m.exportPath == "" {
-		m.exportPath = "lmbench_config.json"
+		m.exportPath = DefaultExportPath
 	}
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		m.width = fallbackWidth
