@@ -135,7 +135,7 @@ func TestExecuteSnapshotsDraining(t *testing.T) {
 	}}
 	snd := &fakeSender{outcomes: map[string]outcome{"r1": {beforeAnswer: func() {
 		cancel()
-		time.Sleep(60 * time.Millisecond) // still in flight after Ctrl-C
+		time.Sleep(200 * time.Millisecond) // still in flight after Ctrl-C
 	}}}}
 	p, stdout := plan(t, wl, snd)
 	sink := &recordingSink{stdout: stdout}
