@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -171,6 +172,20 @@ func TestExportConfigRoundTrip(t *testing.T) {
 	final, _ := os.ReadFile(prev)
 	if string(final) != string(exported) {
 		t.Errorf("after the round trip:\n%s\nwant:\n%s", final, exported)
+	}
+	// A run from the exported file records exactly that configuration.
+	out := t.TempDir()
+	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", a, "-q", "--no-csv", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("run from %s: exit %d\n%s", a, r.code, r.stderr)
+	}
+	header, _ := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
+	var ran map[string]any
+	if err := json.Unmarshal([]byte(header["run"].(map[string]any)["configJson"].(string)), &ran); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ran) != fmt.Sprint(got) {
+		t.Errorf("the run resolved %v, the export says %v", ran, got)
 	}
 }
 
