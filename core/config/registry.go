@@ -1,12 +1,3 @@
-// Package config is lmbench's option registry and layered configuration.
-//
-// One Registry maps every option to its config key (snake_case, equal to
-// the original tool's exported keys such as "ldqa_document_length"), its
-// flag ("--ldqa-document-length") and its environment variable
-// ("LMBENCH_LDQA_DOCUMENT_LENGTH"). Load merges, with knadh/koanf, in
-// increasing priority: lmbench's defaults, plugin schema defaults, a
-// config file (JSON, YAML or TOML), the environment, the command line and
-// answers from the guided setup.
 package config
 
 import (
