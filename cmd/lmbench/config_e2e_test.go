@@ -17,18 +17,9 @@ import (
 	"time"
 )
 
-// specExample is the exported file of the original's documentation (spec §6.5), verbatim.
-const specExample = `{
-  "model": "Qwen/Qwen3-14B",
-  "workload": "long-doc-qa",
-  "kv_cache_volume": 100.0,
-  "tokens_per_gb_kvcache": 6553,
-  "ldqa_document_length": 10000,
-  "ldqa_query_per_document": 2,
-  "ldqa_shuffle_policy": "random",
-  "ldqa_num_inflight_requests": 3
-}
-`
+// specExample is the exported file of the original's documentation
+// (spec §6.5), verbatim.
+const specExample = "testdata/bench_config.json"
 
 func writeTemp(t *testing.T, name, body string) string {
 	t.Helper()
@@ -58,7 +49,7 @@ func TestSpecExampleConfigRuns(t *testing.T) {
 	needBinaries(t)
 	eng := newFakeEngine(t)
 	out := t.TempDir()
-	cfg := writeTemp(t, "bench_config.json", specExample)
+	cfg, _ := filepath.Abs(specExample)
 	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", cfg, "--no-interactive", "-q", "--json", "--output-dir", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
