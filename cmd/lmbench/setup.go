@@ -32,7 +32,10 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	}
 	var general []*config.Option
 	for _, o := range r.reg.Owned("") {
-		if o.Key != keyWorkload {
+		switch o.Key {
+		case keyWorkload: // chosen from the discovered plugins
+		case keyLogLevel, keyLogFormat: // the log is already running
+		default:
 			general = append(general, o)
 		}
 	}

@@ -80,8 +80,10 @@ func TestGuidedSetupExport(t *testing.T) {
 	if f := field(got.General, "engine_url"); f == nil || !f.Required {
 		t.Errorf("engine_url field %+v", f)
 	}
-	if field(got.General, "workload") != nil {
-		t.Error("workload offered as a general field")
+	for _, k := range []string{"workload", "log_level", "log_format"} {
+		if field(got.General, k) != nil {
+			t.Errorf("%s offered as a general field", k)
+		}
 	}
 	doc := field(wlFields, "ldqa_document_length")
 	if doc == nil || doc.Value != "10000" || doc.Flag != "--ldqa-document-length" || doc.Group == "" {
