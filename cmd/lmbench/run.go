@@ -71,7 +71,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 			return exitFailed, err
 		}
 		fmt.Fprintf(stdout, "Configuration exported to %s\n", r.cli.exportConfig)
-		fmt.Fprintf(stdout, "Replay with: lmbench run --engine-url %s --config %s\n", redactURL(r.vals.String(keyEngineURL)), r.cli.exportConfig)
+		on, off := "", ""
+		if isTerminal(stdout) {
+			on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
+		}
+		fmt.Fprintf(stdout, "%sReplay with: lmbench run --engine-url %s --config %s%s\n", on, redactURL(r.vals.String(keyEngineURL)), r.cli.exportConfig, off)
 		return exitOK, nil
 	}
 	return s.execute(ctx, r, p)
