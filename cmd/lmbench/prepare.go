@@ -42,7 +42,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*prepared, error) {
 		return nil, fmt.Errorf("%s: must be positive, got %s", v.Origin(keyKVVolume), strconv.FormatFloat(vol, 'g', -1, 64))
 	}
 	p := &prepared{apiKey: os.Getenv("OPENAI_API_KEY")}
-	engineURL := v.String(keyEngineURL)
+	engineURL := portOnly(v.String(keyEngineURL))
 	if engineURL == "builtin" {
 		srv, err := sim.New(r.cli.sim, log.With().Str("component", "sim").Logger())
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*prepared, error) {
 		// Never a default LMCache URL (the original's quirk Q3): missing()
 		// has made sure one was given.
 		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		tpg, layout, err := lmcache.TokensPerGB(tctx, v.String(keyLMCacheURL), p.model, nil)
+		tpg, layout, err := lmcache.TokensPerGB(tctx, portOnly(v.String(keyLMCacheURL)), p.model, nil)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -153,4 +153,13 @@ func exportEntries(r *resolved, p *prepared) []config.Entry {
 		}
 	}
 	return append(out, config.Entry{Key: keySeed, Value: v.Int(keySeed)})
+}
+
+// portOnly reads a bare port number as a server on this machine
+// ("8000" → "http://localhost:8000"), as the original's setup does.
+func portOnly(u string) string {
+	if n, err := strconv.Atoi(strings.TrimSpace(u)); err == nil && n > 0 && n < 65536 {
+		return "http://localhost:" + strconv.Itoa(n)
+	}
+	return u
 }
