@@ -49,7 +49,7 @@ const generalGroup = "General"
 func hostOptions() []config.Option {
 	return []config.Option{
 		{Key: keyEngineURL, Type: tString, Label: "Engine URL", Group: generalGroup,
-			Help: "Inference engine URL (e.g. http://localhost:8000), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed."},
+			Help: "Inference engine URL (e.g. http://localhost:8000; a bare port means this machine), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed."},
 		{Key: keyWorkload, Type: tString, Label: "Workload", Group: generalGroup,
 			Help: "Workload, by name (see lmbench plugins)."},
 		{Key: keyLMCacheURL, Type: tString, Label: "LMCache server URL", Group: generalGroup,
