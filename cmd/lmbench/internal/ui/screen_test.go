@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -125,6 +126,24 @@ func (s *screen) text() []string {
 		out = out[:n-1]
 	}
 	return out
+}
+
+// waitFor returns the screen once a line contains text.
+func (s *screen) waitFor(t *testing.T, text string) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lines := s.text()
+		for _, l := range lines {
+			if strings.Contains(l, text) {
+				return lines
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %q on the screen:\n%s", text, strings.Join(lines, "\n"))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestScreenEmulation(t *testing.T) {

@@ -34,7 +34,7 @@ const focus = "┃ "
 // a person reads the screen before typing.
 type console struct {
 	t    *testing.T
-	in   *io.PipeWriter
+	in   io.Writer
 	mu   sync.Mutex
 	out  strings.Builder
 	seen int // stripped output already matched
