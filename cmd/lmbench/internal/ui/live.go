@@ -258,7 +258,8 @@ func (l *Live) renderLogs(width int) []string {
 	maxW := frameWidth(width)
 	lines := []string{l.st.dim.Render(rule("recent log", maxW))}
 	for _, lg := range l.logs {
-		lines = append(lines, ansi.Truncate(lg, maxW, "…"))
+		// A tab's width is up to the terminal: spaces keep the width known.
+		lines = append(lines, ansi.Truncate(strings.ReplaceAll(lg, "\t", "    "), maxW, "…"))
 	}
 	return lines
 }

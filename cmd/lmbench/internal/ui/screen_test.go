@@ -12,7 +12,7 @@ import (
 // screen is a minimal terminal for the tests: an unbounded list of lines
 // and a cursor. It understands what a terminal does with the output of
 // Live: printable text, "\n" (a tty's default output processing turns it
-// into CR LF), "\r", CSI n A (cursor up), CSI J (erase below), CSI K
+// into CR LF), "\r", "\t" (stops every 8 columns), CSI n A (cursor up), CSI J (erase below), CSI K
 // (erase line) and SGR (ignored). Any other escape sequence fails the test,
 // so the display cannot start relying on one without the test noticing.
 type screen struct {
@@ -42,6 +42,15 @@ func (s *screen) Write(p []byte) (int, error) {
 			i++
 		case c == '\r':
 			s.col = 0
+			i++
+		case c == '\t':
+			next := (s.col/8 + 1) * 8
+			line := s.lines[s.row]
+			for len(line) < next {
+				line = append(line, ' ')
+			}
+			s.lines[s.row] = line
+			s.col = next
 			i++
 		case c == 0x1b:
 			n, ok := s.escape(data[i:])
