@@ -337,9 +337,11 @@ func TestInterruptCompleteCSVAndParquet(t *testing.T) {
 	}
 
 	// Re-exporting the finished journal reproduces the files: the same CSV
-	// bytes and the same Parquet rows, with the run's own summary.
+	// bytes and the same Parquet rows, with the run's own summary. Exporter
+	// options reach the plugins (the Parquet file's name here).
 	re := t.TempDir()
-	r := lmbench(t, nil, "export", "--journal", journal, "--exporter", "csv", "--exporter", "parquet", "--output-dir", re)
+	r := lmbench(t, nil, "export", "--journal", journal, "--exporter", "csv", "--exporter", "parquet", "--output-dir", re,
+		"--parquet-file", "rebuilt.parquet")
 	if r.code != 0 {
 		t.Fatalf("export exit %d\n%s", r.code, r.stderr)
 	}
@@ -348,7 +350,7 @@ func TestInterruptCompleteCSVAndParquet(t *testing.T) {
 	if string(a) != string(b) {
 		t.Error("re-exported CSV differs from the run's")
 	}
-	reRows, reMeta := readParquet(t, filepath.Join(re, "bench_results.parquet"))
+	reRows, reMeta := readParquet(t, filepath.Join(re, "rebuilt.parquet"))
 	checkRowsMatchJournal(t, reRows, recs)
 	for _, k := range []string{"lmbench.summary", "lmbench.run_id", "lmbench.config", "lmbench.schema_version"} {
 		if reMeta[k] != meta[k] {

@@ -148,7 +148,8 @@ func TestPrefixSuffixTunerEndToEnd(t *testing.T) {
 			t.Errorf("banner lacks %q:\n%s", s, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stderr, "INF Pass 1 (warmup): 3 requests") || !strings.Contains(r.stderr, "INF Pass 1 complete: 3 prefixes populated") {
+	if !hasLog(r.stderr, "info", "prefix-suffix-tuner", "Pass 1 (warmup): 3 requests") ||
+		!hasLog(r.stderr, "info", "prefix-suffix-tuner", "Pass 1 complete: 3 prefixes populated") {
 		t.Errorf("plugin log lines missing:\n%s", r.stderr)
 	}
 }

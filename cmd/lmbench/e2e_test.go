@@ -290,9 +290,12 @@ func TestLongDocQAEndToEnd(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "sk-e2e-secret") {
 		t.Error("the API key was printed")
 	}
-	// The plugin's logs reach the host's log with their level.
-	if !strings.Contains(r.stderr, "INF Warmup 1/4") || !strings.Contains(r.stderr, "INF Warmup complete: 4 documents sent") {
-		t.Errorf("plugin log lines missing or without level:\n%s", r.stderr)
+	// The plugin's logs reach the host's log under the plugin's name, with
+	// their level; stderr is not a terminal, so the log is JSON.
+	for _, msg := range []string{"Warmup 1/4", "Warmup complete: 4 documents sent"} {
+		if !hasLog(r.stderr, "info", "long-doc-qa", msg) {
+			t.Errorf("plugin log line %q missing, or without level or plugin name:\n%s", msg, r.stderr)
+		}
 	}
 	// The banner (spec §2.6) precedes the summary (spec §7.1) on stdout.
 	if !strings.Contains(r.stdout, " Workload: long-doc-qa") || !strings.Contains(r.stdout, "Documents:") ||
@@ -680,3 +683,18 @@ func TestInterruptExits130WithCompleteFiles(t *testing.T) {
 }
 
 var _ = io.Discard
+
+// hasLog reports whether the JSON log on stderr has a line with this
+// level, plugin name and message.
+func hasLog(stderr, level, plugin, msg string) bool {
+	for _, line := range strings.Split(stderr, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		if m["level"] == level && m["plugin"] == plugin && m["message"] == msg {
+			return true
+		}
+	}
+	return false
+}

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/export"
-	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
 	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
@@ -30,6 +30,7 @@ type exportFlags struct {
 	exporterPlugin []string
 	outputDir      string
 	logLevel       string
+	logFormat      string
 	help           bool
 }
 
@@ -39,6 +40,7 @@ func (f *exportFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
 	fs.StringVar(&f.outputDir, "output-dir", "", "Directory for the rebuilt files (default: the journal's directory).")
 	fs.StringVar(&f.logLevel, "log-level", "info", "Log level: trace, debug, info, warn, error.")
+	fs.StringVar(&f.logFormat, "log-format", "auto", "Log format: auto (console on a terminal, JSON otherwise), console or json.")
 	fs.BoolVarP(&f.help, "help", "h", false, "Show help.")
 	fs.SortFlags = false
 }
@@ -58,7 +60,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if err := fs1.Parse(args); err != nil {
 		return usageError{err}
 	}
-	log, err := newLogger(stderr, g.logLevel)
+	log, err := newLogger(stderr, g.logLevel, g.logFormat, isTerminal(stderr))
 	if err != nil {
 		return err
 	}
@@ -67,35 +69,31 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 		names = []string{"csv"}
 	}
 
-	var plugins []*plugin.Client
-	defer func() { plugin.KillAll(plugins...) }()
+	s := newSession(nil, stdout, stderr)
+	s.log, s.hasLog = log, true
+	defer s.close()
 	var exps []*launched
 	for _, n := range append(names, g.exporterPlugin...) {
-		e, err := launchExporter(n, log)
+		e, err := s.exporter(n)
 		if err != nil {
 			return err
 		}
-		plugins = append(plugins, e.client)
 		exps = append(exps, e)
 	}
 
-	// Pass 2: every flag, strictly, with the exporters' options.
+	// Pass 2: every flag, strictly, with the exporters' options (their
+	// LMBENCH_* variables apply too, as in a run).
+	r := &resolved{reg: config.NewRegistry(), exps: exps}
+	for _, e := range exps {
+		if _, err := r.reg.AddPlugin(e.info.GetName(), e.info.GetPrefix(), e.specs); err != nil {
+			return err
+		}
+	}
 	fs := pflag.NewFlagSet("lmbench export", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	g = exportFlags{}
 	g.register(fs)
-	prefixes := map[string]string{}
-	for _, e := range exps {
-		p := e.info.GetPrefix()
-		if p == "" {
-			continue
-		}
-		if other, ok := prefixes[p]; ok {
-			return fmt.Errorf("plugins %s and %s both claim the flag prefix --%s-", other, e.info.GetName(), p)
-		}
-		prefixes[p] = e.info.GetName()
-		e.flags = pluginFlags(fs, p, e.specs)
-	}
+	r.reg.RegisterFlags(fs, func(*config.Option) bool { return true })
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
 	}
@@ -106,6 +104,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
+	}
+	if r.vals, err = r.reg.Load(config.Sources{Flags: fs}); err != nil {
+		return err
 	}
 	if g.journal == "" {
 		return usageError{errors.New("--journal: required (the bench_journal.jsonl of a run)")}
@@ -136,10 +137,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	var targets []export.Target
 	for _, e := range exps {
-		opts, err := optionValues(fs, e.flags)
-		if err != nil {
-			return err
-		}
+		opts := r.pluginOptions(e)
 		client := exporterClient{e.client}
 		resp, err := client.Configure(ctx, &exporterv1.ConfigureRequest{Options: opts, Run: run})
 		if err != nil {
@@ -149,7 +147,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 			var out []error
 			for _, fe := range errs {
 				if fe.GetOption() != "" {
-					out = append(out, fmt.Errorf("%s: %s", e.flagOf(fe.GetOption()), fe.GetMessage()))
+					out = append(out, fmt.Errorf("%s: %s", r.origin(e)(fe.GetOption()), fe.GetMessage()))
 				} else {
 					out = append(out, fmt.Errorf("exporter %s: %s", e.info.GetName(), fe.GetMessage()))
 				}

@@ -1,149 +1,134 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-	"strings"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/sim"
 
 	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 )
 
-// general holds lmbench run's own flags (the original's, spec §1.1, plus new ones).
-type general struct {
+// Option types, short.
+const (
+	tString   = pluginv1.OptionType_OPTION_TYPE_STRING
+	tInt      = pluginv1.OptionType_OPTION_TYPE_INT
+	tFloat    = pluginv1.OptionType_OPTION_TYPE_FLOAT
+	tBool     = pluginv1.OptionType_OPTION_TYPE_BOOL
+	tEnum     = pluginv1.OptionType_OPTION_TYPE_ENUM
+	tDuration = pluginv1.OptionType_OPTION_TYPE_DURATION
+)
+
+// Config keys of lmbench run's own options.
+const (
+	keyEngineURL   = "engine_url"
+	keyLMCacheURL  = "lmcache_url"
+	keyModel       = "model"
+	keyServedModel = "served_model_name"
+	keyWorkload    = "workload"
+	keyKVVolume    = "kv_cache_volume"
+	keyTokensPerGB = "tokens_per_gb_kvcache"
+	keySeed        = "seed"
+	keyOutputDir   = "output_dir"
+	keyNoCSV       = "no_csv"
+	keyJSON        = "json"
+	keyQuiet       = "quiet"
+	keyLogLevel    = "log_level"
+	keyLogFormat   = "log_format"
+	keyDrain       = "drain_timeout"
+)
+
+const generalGroup = "General"
+
+// hostOptions are lmbench run's own options (the original's, spec §1.1,
+// plus new ones). Each is a flag, a config-file key and an LMBENCH_*
+// variable at once; plugins add theirs from their option schemas.
+func hostOptions() []config.Option {
+	return []config.Option{
+		{Key: keyEngineURL, Type: tString, Label: "Engine URL", Group: generalGroup,
+			Help: "Inference engine URL (e.g. http://localhost:8000; a bare port means this machine), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed."},
+		{Key: keyWorkload, Type: tString, Label: "Workload", Group: generalGroup,
+			Help: "Workload, by name (see lmbench plugins)."},
+		{Key: keyLMCacheURL, Type: tString, Label: "LMCache server URL", Group: generalGroup,
+			Help: "LMCache MP server URL for auto-detecting tokens per GB (read from its /status)."},
+		{Key: keyTokensPerGB, Type: tInt, Label: "Tokens per GB of KV cache", Group: generalGroup,
+			Help: "Tokens per GB of KV cache (required if --lmcache-url is not set). From vLLM's log: GPU KV cache size (tokens) / available KV cache memory (GiB)."},
+		{Key: keyModel, Type: tString, Label: "Model", Group: generalGroup,
+			Help: "Model name, as matched on LMCache's /status (auto-detected from the engine's /v1/models if omitted)."},
+		{Key: keyServedModel, Type: tString, Label: "Served model name", Group: generalGroup,
+			Help: "Model name sent to the engine, when it differs from --model (vLLM's --served-model-name). Default: --model."},
+		{Key: keyKVVolume, Type: tFloat, Default: 100.0, Label: "KV cache volume (GB)", Group: generalGroup,
+			Help: "Target active KV cache in GB."},
+		{Key: keySeed, Type: tInt, Default: int64(42), Label: "Random seed", Group: generalGroup, Help: "Random seed."},
+		{Key: keyOutputDir, Type: tString, Default: ".", Label: "Output directory", Group: generalGroup,
+			Help: "Directory for output files."},
+		{Key: keyNoCSV, Type: tBool, Default: false, Label: "Skip CSV export", Group: generalGroup, Advanced: true,
+			Help: "Skip CSV export."},
+		{Key: keyJSON, Type: tBool, Default: false, Label: "Export JSON summary", Group: generalGroup, Aliases: []string{"export_json"},
+			Help: "Export JSON summary (bench_summary.json)."},
+		{Key: keyQuiet, Short: "q", Type: tBool, Default: false, Label: "Quiet", Group: generalGroup, Advanced: true,
+			Help: "Suppress the progress display."},
+		{Key: keyLogLevel, Type: tEnum, Enum: []string{"trace", "debug", "info", "warn", "error"}, Default: "info",
+			Label: "Log level", Group: generalGroup, Advanced: true, Help: "Log level."},
+		{Key: keyLogFormat, Type: tEnum, Enum: []string{"auto", "console", "json"}, Default: "auto",
+			Label: "Log format", Group: generalGroup, Advanced: true,
+			Help: "Log format: console (human-readable), json, or auto (console when stderr is a terminal, else json)."},
+		{Key: keyDrain, Type: tDuration, Default: 30 * time.Second, Label: "Drain timeout", Group: generalGroup, Advanced: true,
+			Help: "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them."},
+	}
+}
+
+// hostRegistry returns a registry holding lmbench's own options.
+func hostRegistry() *config.Registry {
+	r := config.NewRegistry()
+	for _, o := range hostOptions() {
+		if _, err := r.Add(o); err != nil {
+			panic(err) // a programming error in hostOptions, caught by every test
+		}
+	}
+	// Keys of the original's files with no option here, loaded when they
+	// ask for what lmbench does anyway: has_lmcache only gated a prompt;
+	// later versions wrote ignore_eos and a 128-token max output length.
+	r.Tolerate("has_lmcache", nil)
+	r.Tolerate("ignore_eos", false)
+	r.Tolerate("ldqa_max_output_length", 128)
+	r.Tolerate("ldp_max_output_length", 128)
+	return r
+}
+
+// cliFlags are the flags that say what to do with the configuration
+// rather than being part of it: they have no config key or variable.
+type cliFlags struct {
 	config         string
-	engineURL      string
-	lmcacheURL     string
-	model          string
-	workload       string
-	workloadPlugin string
-	kvCacheVolume  float64
-	tokensPerGB    int64
-	seed           int64
-	outputDir      string
-	noCSV          bool
-	json           bool
-	quiet          bool
-	noInteractive  bool
 	exportConfig   string
+	noInteractive  bool
+	workloadPlugin string
 	exporters      []string
 	exporterPlugin []string
-	logLevel       string
-	drainTimeout   time.Duration
 	help           bool
 	sim            sim.Config // --sim-*: the built-in engine's model (with --engine-url builtin)
 }
 
-func (g *general) register(fs *pflag.FlagSet) {
-	fs.StringVar(&g.config, "config", "", "Load configuration from a JSON file (keys as exported by --export-config); command-line flags win over file values.")
-	fs.StringVar(&g.engineURL, "engine-url", "", "Inference engine URL (e.g. http://localhost:8000), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed.")
-	fs.StringVar(&g.lmcacheURL, "lmcache-url", "", "LMCache MP server URL for auto-detecting tokens per GB.")
-	fs.StringVar(&g.model, "model", "", "Model name (auto-detected from the engine's /v1/models if omitted).")
-	fs.StringVar(&g.workload, "workload", "", "Workload, by name (see lmbench plugins).")
-	fs.StringVar(&g.workloadPlugin, "workload-plugin", "", "Path of a workload plugin binary to run (instead of --workload).")
-	fs.Float64Var(&g.kvCacheVolume, "kv-cache-volume", 100.0, "Target active KV cache in GB.")
-	fs.Int64Var(&g.tokensPerGB, "tokens-per-gb-kvcache", 0, "Tokens per GB of KV cache (required if --lmcache-url is not set).")
-	fs.Int64Var(&g.seed, "seed", 42, "Random seed.")
-	fs.StringVar(&g.outputDir, "output-dir", ".", "Directory for output files.")
-	fs.BoolVar(&g.noCSV, "no-csv", false, "Skip CSV export.")
-	fs.BoolVar(&g.json, "json", false, "Export JSON summary (bench_summary.json).")
-	fs.BoolVarP(&g.quiet, "quiet", "q", false, "Suppress real-time progress display.")
-	fs.BoolVar(&g.noInteractive, "no-interactive", false, "Disable interactive mode. Errors if required arguments are missing.")
-	fs.StringVar(&g.exportConfig, "export-config", "", "Export resolved configuration to a JSON file and exit. Does not run the benchmark.")
-	fs.StringArrayVar(&g.exporters, "exporter", nil, "Extra exporter plugin by name (repeatable); csv is on unless --no-csv.")
-	fs.StringArrayVar(&g.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
-	fs.StringVar(&g.logLevel, "log-level", "info", "Log level: trace, debug, info, warn, error.")
-	fs.DurationVar(&g.drainTimeout, "drain-timeout", 30*time.Second, "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them.")
-	fs.BoolVarP(&g.help, "help", "h", false, "Show help.")
-	g.sim = sim.DefaultConfig()
-	g.sim.RegisterFlags(fs, "sim-")
+// runFlags is lmbench run's flag set: --config, the registry's options
+// (lmbench's, then the plugins'), then the command-line-only flags. This
+// is the one place general flags are registered.
+func runFlags(reg *config.Registry, c *cliFlags) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("lmbench run", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
-}
-
-// configKeys maps the original's exported config keys to flags (spec §6.5).
-var configKeys = map[string]string{
-	"engine_url":            "engine-url",
-	"lmcache_url":           "lmcache-url",
-	"model":                 "model",
-	"workload":              "workload",
-	"kv_cache_volume":       "kv-cache-volume",
-	"tokens_per_gb_kvcache": "tokens-per-gb-kvcache",
-	"seed":                  "seed",
-	"output_dir":            "output-dir",
-	"no_csv":                "no-csv",
-	"json":                  "json",
-	"export_json":           "json",
-	"quiet":                 "quiet",
-}
-
-// optionFlag is a plugin option registered as a flag.
-type optionFlag struct {
-	flag string // full flag name without dashes
-	key  string // config key
-	spec *pluginv1.OptionSpec
-}
-
-// pluginFlags registers one flag per option of a plugin: --<prefix>-<name>.
-func pluginFlags(fs *pflag.FlagSet, prefix string, specs []*pluginv1.OptionSpec) []optionFlag {
-	var out []optionFlag
-	for _, sp := range specs {
-		name := prefix + "-" + sp.GetName()
-		help := sp.GetHelp()
-		if len(sp.GetEnumValues()) > 0 {
-			help += " One of: " + strings.Join(sp.GetEnumValues(), ", ") + "."
-		}
-		d := sp.GetDefault()
-		switch sp.GetType() {
-		case pluginv1.OptionType_OPTION_TYPE_INT:
-			fs.Int64(name, d.GetIntValue(), help)
-		case pluginv1.OptionType_OPTION_TYPE_FLOAT:
-			fs.Float64(name, d.GetFloatValue(), help)
-		case pluginv1.OptionType_OPTION_TYPE_BOOL:
-			fs.Bool(name, d.GetBoolValue(), help)
-		case pluginv1.OptionType_OPTION_TYPE_DURATION:
-			fs.Duration(name, time.Duration(d.GetIntValue()), help)
-		default:
-			fs.String(name, d.GetStringValue(), help)
-		}
-		out = append(out, optionFlag{flag: name, key: strings.ReplaceAll(name, "-", "_"), spec: sp})
-	}
-	return out
-}
-
-// optionValues returns the values of the flags the user set (the plugin
-// applies its own defaults to the rest).
-func optionValues(fs *pflag.FlagSet, flags []optionFlag) (map[string]*pluginv1.OptionValue, error) {
-	out := map[string]*pluginv1.OptionValue{}
-	for _, f := range flags {
-		if !fs.Changed(f.flag) {
-			continue
-		}
-		var v *pluginv1.OptionValue
-		switch f.spec.GetType() {
-		case pluginv1.OptionType_OPTION_TYPE_INT:
-			x, _ := fs.GetInt64(f.flag)
-			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: x}}
-		case pluginv1.OptionType_OPTION_TYPE_FLOAT:
-			x, _ := fs.GetFloat64(f.flag)
-			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_FloatValue{FloatValue: x}}
-		case pluginv1.OptionType_OPTION_TYPE_BOOL:
-			x, _ := fs.GetBool(f.flag)
-			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_BoolValue{BoolValue: x}}
-		case pluginv1.OptionType_OPTION_TYPE_DURATION:
-			x, _ := fs.GetDuration(f.flag)
-			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: int64(x)}}
-		default:
-			x, _ := fs.GetString(f.flag)
-			if vals := f.spec.GetEnumValues(); len(vals) > 0 && !slices.Contains(vals, x) {
-				return nil, usageError{fmt.Errorf("--%s: must be one of %s, got %q", f.flag, strings.Join(vals, ", "), x)}
-			}
-			v = &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: x}}
-		}
-		out[f.spec.GetName()] = v
-	}
-	return out, nil
+	fs.StringVar(&c.config, "config", "", "Load configuration from a JSON, YAML or TOML file (keys as written by --export-config); environment variables and flags win over file values.")
+	reg.RegisterFlags(fs, func(o *config.Option) bool { return o.Owner == "" })
+	fs.BoolVar(&c.noInteractive, "no-interactive", false, "Disable the guided setup: fail if required arguments are missing.")
+	fs.StringVar(&c.exportConfig, "export-config", "", "Export the resolved configuration (model auto-detected, tokens per GB resolved; no engine URL or secrets) to a .json, .yaml or .toml file and exit without running.")
+	fs.StringVar(&c.workloadPlugin, "workload-plugin", "", "Path of a workload plugin binary to run (instead of --workload).")
+	fs.StringArrayVar(&c.exporters, "exporter", nil, "Extra exporter plugin by name (repeatable); csv is on unless --no-csv.")
+	fs.StringArrayVar(&c.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
+	fs.BoolVarP(&c.help, "help", "h", false, "Show help.")
+	c.sim = sim.DefaultConfig()
+	c.sim.RegisterFlags(fs, "sim-")
+	reg.RegisterFlags(fs, func(o *config.Option) bool { return o.Owner != "" })
+	return fs
 }

@@ -48,6 +48,10 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		err = cmdExport(args[1:], stdout, stderr)
 	case "plugins":
 		err = cmdPlugins(args[1:], stdout)
+	case "completion":
+		err = cmdCompletion(args[1:], stdout)
+	case "__complete": // called by the completion scripts
+		err = cmdComplete(args[1:], stdout)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "lmbench %s (plugin protocol v1)\n", version)
 	case "help", "-h", "--help":
@@ -79,7 +83,11 @@ Usage:
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
   lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
   lmbench plugins                                       list the workload and exporter plugins found
+  lmbench completion bash|zsh|fish                      print a shell completion script
   lmbench version
+
+Options also come from a --config file (JSON, YAML or TOML) and LMBENCH_*
+environment variables; flags win over both. See lmbench run --help.
 
 Examples:
   lmbench run --engine-url builtin --workload long-doc-qa --tokens-per-gb-kvcache 8192 --kv-cache-volume 1

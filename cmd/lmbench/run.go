@@ -2,385 +2,140 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/signal"
-	"slices"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
-	"github.com/lmbench/lmbench/core/lmcache"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/report"
-	"github.com/lmbench/lmbench/core/sim"
-	"github.com/lmbench/lmbench/sdk/option"
 	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
 	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
 )
 
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func newLogger(stderr io.Writer, level string) (zerolog.Logger, error) {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
-		return zerolog.Logger{}, usageError{fmt.Errorf("--log-level: expected trace, debug, info, warn or error, got %q", level)}
-	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano // main owns zerolog's globals
-	cw := zerolog.ConsoleWriter{Out: stderr, NoColor: !isTerminal(stderr), TimeFormat: "15:04:05.000"}
-	return zerolog.New(cw).Level(lvl).With().Timestamp().Logger(), nil
-}
-
-// workloadClient adapts the plugin's gRPC client to the run loop and turns
-// RPC failures into errors that name the plugin.
-type workloadClient struct{ c *plugin.Client }
-
-func (w workloadClient) Step(ctx context.Context, r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
-	resp, err := w.c.Workload().Step(ctx, r)
-	return resp, w.c.Wrap("Step", err)
-}
-
-func (w workloadClient) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
-	resp, err := w.c.Workload().OnFinished(ctx, r)
-	return resp, w.c.Wrap("OnFinished", err)
-}
-
-type launched struct {
-	client *plugin.Client
-	info   *pluginv1.PluginInfo
-	specs  []*pluginv1.OptionSpec
-	flags  []optionFlag
-	// workload only
-	tagKeys   []string
-	wantsText bool
-}
-
-func (l *launched) flagOf(opt string) string {
-	return "--" + l.info.GetPrefix() + "-" + opt
-}
-
-// launchWorkload finds, starts and describes the workload plugin.
-func launchWorkload(nameOrPath string, byPath bool, log zerolog.Logger) (*launched, error) {
-	path, err := plugin.Find("workload", nameOrPath, plugin.SearchDirs())
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--workload: %w", err)}
-	}
-	c, err := plugin.Launch("workload", path, log)
-	if err != nil {
-		return nil, err
-	}
-	d, err := c.Workload().Describe(context.Background(), &workloadv1.DescribeRequest{})
-	if err != nil {
-		c.Kill()
-		return nil, c.Wrap("Describe", err)
-	}
-	if !byPath && d.GetInfo().GetName() != nameOrPath {
-		c.Kill()
-		return nil, fmt.Errorf("workload plugin %s reports the name %q, expected %q: rename the binary lmbench-workload-%s or pass it with --workload-plugin",
-			path, d.GetInfo().GetName(), nameOrPath, d.GetInfo().GetName())
-	}
-	if d.GetInfo().GetPrefix() == "" {
-		c.Kill()
-		return nil, fmt.Errorf("workload plugin %s declares no flag prefix", path)
-	}
-	c.SetName(d.GetInfo().GetName())
-	return &launched{client: c, info: d.GetInfo(), specs: d.GetOptions(), tagKeys: d.GetTagKeys(), wantsText: d.GetWantsResponseText()}, nil
-}
-
-func launchExporter(nameOrPath string, log zerolog.Logger) (*launched, error) {
-	path, err := plugin.Find("exporter", nameOrPath, plugin.SearchDirs())
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--exporter: %w", err)}
-	}
-	c, err := plugin.Launch("exporter", path, log)
-	if err != nil {
-		return nil, err
-	}
-	d, err := c.Exporter().Describe(context.Background(), &exporterDescribeRequest)
-	if err != nil {
-		c.Kill()
-		return nil, c.Wrap("Describe", err)
-	}
-	c.SetName(d.GetInfo().GetName())
-	return &launched{client: c, info: d.GetInfo(), specs: d.GetOptions()}, nil
-}
-
-// cmdRun is `lmbench run`.
+// cmdRun is `lmbench run`: resolve the configuration (with the guided
+// setup when something required is missing and a person is at the
+// terminal), prepare it (engine, model, tokens per GB, the workload's
+// Configure), then export it or run the benchmark.
 func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	var g general
-	// Pass 1: our own flags only, to learn which plugins to load.
-	fs1 := pflag.NewFlagSet("lmbench run", pflag.ContinueOnError)
-	fs1.ParseErrorsAllowlist.UnknownFlags = true
-	fs1.SetOutput(io.Discard)
-	g.register(fs1)
-	if err := fs1.Parse(args); err != nil {
-		return exitUsage, usageError{err}
-	}
-	log, err := newLogger(stderr, g.logLevel)
-	if err != nil {
-		return exitUsage, err
-	}
-	file, err := loadConfigFile(g.config)
+	s := newSession(stdin, stdout, stderr)
+	defer s.close()
+	r, err := s.resolve(args, nil)
 	if err != nil {
 		return exitFailed, err
 	}
-	if g.workload == "" && g.workloadPlugin == "" {
-		if w, ok := file["workload"].(string); ok {
-			g.workload = w
+	if r.cli.help {
+		if r.wl == nil {
+			return exitOK, s.helpAll(stdout)
 		}
-	}
-	if g.help && g.workload == "" && g.workloadPlugin == "" {
-		return exitOK, helpAll(stdout, log)
-	}
-
-	var plugins []*plugin.Client
-	defer func() { plugin.KillAll(plugins...) }()
-
-	// The workload plugin: its Describe schema becomes flags.
-	var wl *launched
-	if g.workload != "" || g.workloadPlugin != "" {
-		name, byPath := g.workload, false
-		if g.workloadPlugin != "" {
-			name, byPath = g.workloadPlugin, true
-		}
-		if wl, err = launchWorkload(name, byPath, log); err != nil {
-			return exitFailed, err
-		}
-		plugins = append(plugins, wl.client)
-	}
-	var exps []*launched
-	expNames := append([]string(nil), g.exporters...)
-	if !g.noCSV && !slices.Contains(expNames, "csv") {
-		expNames = append([]string{"csv"}, expNames...)
-	}
-	for _, n := range append(expNames, g.exporterPlugin...) {
-		e, err := launchExporter(n, log)
-		if err != nil {
-			return exitFailed, err
-		}
-		plugins = append(plugins, e.client)
-		exps = append(exps, e)
-	}
-
-	// Pass 2: every flag, strictly.
-	fs := pflag.NewFlagSet("lmbench run", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g = general{}
-	g.register(fs)
-	prefixes := map[string]string{}
-	addPlugin := func(l *launched) error {
-		p := l.info.GetPrefix()
-		if p == "" {
-			return nil
-		}
-		if other, ok := prefixes[p]; ok {
-			return fmt.Errorf("plugins %s and %s both claim the flag prefix --%s-", other, l.info.GetName(), p)
-		}
-		prefixes[p] = l.info.GetName()
-		l.flags = pluginFlags(fs, p, l.specs)
-		return nil
-	}
-	if wl != nil {
-		if err := addPlugin(wl); err != nil {
-			return exitFailed, err
-		}
-	}
-	for _, e := range exps {
-		if err := addPlugin(e); err != nil {
-			return exitFailed, err
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		hint := ""
-		if wl != nil && strings.Contains(err.Error(), "unknown flag") {
-			hint = fmt.Sprintf(" (the flags of workload %s start with --%s-; see lmbench run --workload %s --help)",
-				wl.info.GetName(), wl.info.GetPrefix(), wl.info.GetName())
-		}
-		return exitUsage, usageError{fmt.Errorf("%v%s", err, hint)}
-	}
-	if g.help {
-		printRunHelp(stdout, fs, wl, exps)
+		printRunHelp(stdout, r)
 		return exitOK, nil
 	}
-	if fs.NArg() > 0 {
-		return exitUsage, usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
-	}
-	if err := applyConfigFile(fs, g.config, file, wl, exps); err != nil {
-		return exitFailed, err
-	}
-
-	// Required arguments (spec §1.3).
-	var missing []string
-	if g.engineURL == "" {
-		missing = append(missing, "--engine-url")
-	}
-	if wl == nil {
-		missing = append(missing, "--workload")
-	}
-	if !fs.Changed("tokens-per-gb-kvcache") && g.tokensPerGB == 0 && !hasStatusSource(g.lmcacheURL, g.engineURL) {
-		missing = append(missing, "--tokens-per-gb-kvcache or --lmcache-url")
-	}
-	if len(missing) > 0 {
-		how := "remove --no-interactive for guided setup"
-		switch {
-		case g.exportConfig != "":
-			how = "remove --export-config for guided setup"
-		case !g.noInteractive:
-			how = "guided setup is not available in this version"
-		}
-		return exitFailed, fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(missing, ", "), how)
-	}
-	if g.kvCacheVolume <= 0 {
-		return exitFailed, fmt.Errorf("--kv-cache-volume: must be positive, got %s", strconv.FormatFloat(g.kvCacheVolume, 'g', -1, 64))
-	}
-
-	ctx, stop := interruptible(log)
+	ctx, stop := interruptible(s.log)
 	defer stop()
 
-	// The engine.
-	engineURL := g.engineURL
-	reportURL := ""
-	if g.engineURL == "builtin" {
-		srv, err := sim.New(g.sim, log.With().Str("component", "sim").Logger())
-		if err != nil {
-			return exitUsage, usageError{err}
+	if labels, keys := r.missing(); len(labels) > 0 {
+		if why := s.noSetup(r); why != "" {
+			return exitFailed, fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(labels, ", "), why)
 		}
-		base, err := srv.Start("127.0.0.1:0")
-		if err != nil {
-			return exitFailed, fmt.Errorf("built-in engine: %w", err)
+		var cancelled bool
+		r, cancelled, err = s.guidedSetup(ctx, args, r, keys)
+		if cancelled {
+			fmt.Fprintln(stderr, "lmbench: setup cancelled; nothing was run")
+			return exitInterrupted, nil
 		}
-		defer srv.Close()
-		engineURL = base
-		reportURL = "builtin (" + base + ")"
-		log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
-	} else {
-		var simFlags []string
-		fs.Visit(func(f *pflag.Flag) {
-			if strings.HasPrefix(f.Name, "sim-") {
-				simFlags = append(simFlags, "--"+f.Name)
-			}
-		})
-		if len(simFlags) > 0 {
-			return exitUsage, usageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(simFlags, ", "), g.engineURL)}
-		}
-		if _, err := url.Parse(engine.NormalizeURL(g.engineURL)); err != nil {
-			return exitFailed, fmt.Errorf("--engine-url: %q is not a URL: %v", g.engineURL, err)
-		}
-		reportURL = redactURL(engine.NormalizeURL(g.engineURL))
-	}
-	base := engine.NormalizeURL(engineURL)
-	apiKey := os.Getenv("OPENAI_API_KEY")
-
-	model := g.model
-	if model == "" {
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		model, err = engine.DetectModel(dctx, base, apiKey, nil)
-		cancel()
 		if err != nil {
 			return exitFailed, err
 		}
-		log.Info().Str("model", model).Msg("model auto-detected")
+		if labels, _ := r.missing(); len(labels) > 0 {
+			return exitFailed, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
+		}
 	}
-	tokensPerGB := g.tokensPerGB
-	if !fs.Changed("tokens-per-gb-kvcache") && tokensPerGB == 0 {
-		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		tpg, layout, err := lmcache.TokensPerGB(tctx, statusSourceURL(g.lmcacheURL, g.engineURL, engineURL), model, nil)
-		cancel()
-		if err != nil {
+
+	p, err := s.prepare(ctx, r)
+	if err != nil {
+		return exitFailed, err
+	}
+	if r.cli.exportConfig != "" {
+		if err := config.Write(r.cli.exportConfig, p.entries); err != nil {
 			return exitFailed, err
 		}
-		log.Info().Int64("cache_size_per_token", layout.CacheSizePerToken).Int64("world_size", layout.WorldSize).
-			Int64("tokens_per_gb", tpg).Msg("tokens per GB from LMCache")
-		tokensPerGB = tpg
-	}
-	if tokensPerGB <= 0 {
-		return exitFailed, fmt.Errorf("--tokens-per-gb-kvcache: must be positive, got %d", tokensPerGB)
-	}
-
-	// Configure the workload.
-	opts, err := optionValues(fs, wl.flags)
-	if err != nil {
-		return exitUsage, err
-	}
-	cr, err := wl.client.Workload().Configure(ctx, &workloadv1.ConfigureRequest{Options: opts, Common: &workloadv1.Common{
-		Seed: g.seed, Model: model, KvCacheVolumeGb: g.kvCacheVolume, TokensPerGb: tokensPerGB,
-	}})
-	if err != nil {
-		return exitFailed, wl.client.Wrap("Configure", err)
-	}
-	if errs := cr.GetErrors(); len(errs) > 0 {
-		return exitFailed, bench.FieldErrors(errs, wl.flagOf)
-	}
-
-	resolved := resolvedConfig(model, wl, g, tokensPerGB, cr.GetResolved())
-	if g.exportConfig != "" {
-		b, _ := json.MarshalIndent(orderedJSON(resolved), "", "  ")
-		if err := os.WriteFile(g.exportConfig, append(b, '\n'), 0o644); err != nil {
-			return exitFailed, fmt.Errorf("--export-config: %w", err)
+		fmt.Fprintf(stdout, "Configuration exported to %s\n", r.cli.exportConfig)
+		on, off := "", ""
+		if isTerminal(stdout) {
+			on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
 		}
-		fmt.Fprintf(stdout, "Configuration exported to %s\n", g.exportConfig)
-		fmt.Fprintf(stdout, "Replay with: lmbench run --engine-url %s --config %s\n", g.engineURL, g.exportConfig)
+		fmt.Fprintf(stdout, "%sReplay with: lmbench run --engine-url %s --config %s%s\n", on, redactURL(r.vals.String(keyEngineURL)), r.cli.exportConfig, off)
 		return exitOK, nil
 	}
+	return s.execute(ctx, r, p)
+}
 
-	printBanner(stdout, cr, isTerminal(stdout))
+// noSetup says why the guided setup cannot run ("" when it can): it needs
+// a terminal on stdin and stdout, and is off with --no-interactive or
+// --export-config (which are for scripts).
+func (s *session) noSetup(r *resolved) string {
+	switch {
+	case r.cli.exportConfig != "":
+		return "remove --export-config for guided setup"
+	case r.cli.noInteractive:
+		return "remove --no-interactive for guided setup"
+	case !interactive(s):
+		return "run lmbench in a terminal for guided setup (stdin or stdout is not a terminal)"
+	}
+	return ""
+}
+
+// execute runs the benchmark with the progress display the streams call
+// for: live on a terminal, a plain line every few seconds otherwise, none
+// with --quiet.
+func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, error) {
+	v, log, wl := r.vals, s.log, r.wl
+	printBanner(s.stdout, p.cr, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
-		wl.info.GetName(), model, g.kvCacheVolume, tokensPerGB)
+		wl.info.GetName(), p.model, v.Float(keyKVVolume), p.tokensPerGB)
 
-	sender, err := engine.New(engine.Config{BaseURL: engineURL, Model: model, APIKey: apiKey})
+	sender, err := engine.New(engine.Config{BaseURL: p.engineURL, Model: p.served, APIKey: p.apiKey})
 	if err != nil {
 		return exitFailed, err
 	}
 	defer sender.Close()
 
 	var bexps []bench.Exporter
-	for _, e := range exps {
-		o, err := optionValues(fs, e.flags)
-		if err != nil {
-			return exitUsage, err
-		}
-		bexps = append(bexps, bench.Exporter{Name: e.info.GetName(), Client: exporterClient{e.client}, Options: o, Flag: e.flagOf, Wrap: e.client.Wrap})
+	for _, e := range r.exps {
+		bexps = append(bexps, bench.Exporter{Name: e.info.GetName(), Client: exporterClient{e.client},
+			Options: r.pluginOptions(e), Flag: r.origin(e), Wrap: e.client.Wrap})
 	}
-	cfgJSON, _ := json.Marshal(orderedJSON(resolved))
-	var progress io.Writer
-	if !g.quiet {
-		progress = stderr
+	cfgJSON, err := config.JSON(p.entries)
+	if err != nil {
+		return exitFailed, err
 	}
 	tracing, stopTracing, err := startTracing(log)
 	if err != nil {
 		return exitFailed, err
 	}
 	defer stopTracing()
+	sink, every := s.progressSink(v.Bool(keyQuiet))
 	res, err := bench.Execute(ctx, bench.Plan{
 		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
 		Sender: sender, Exporters: bexps,
 		Report: report.Config{
-			EngineURL: reportURL, Model: model, Workload: wl.info.GetName(),
-			KVCacheVolumeGB: g.kvCacheVolume, TokensPerGB: tokensPerGB, Seed: g.seed,
-			OutputDir: g.outputDir, ExportCSV: !g.noCSV, ExportJSON: g.json, Quiet: g.quiet,
+			EngineURL: p.reportURL, Model: p.model, Workload: wl.info.GetName(),
+			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.tokensPerGB, Seed: v.Int(keySeed),
+			OutputDir: v.String(keyOutputDir), ExportCSV: !v.Bool(keyNoCSV), ExportJSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet),
 		},
-		ConfigJSON: string(cfgJSON), Version: version, Planned: int(cr.GetPlannedRequests()),
-		Log: log, Stdout: stdout, Progress: progress, DrainTimeout: g.drainTimeout,
+		ConfigJSON: string(cfgJSON), Version: version, Planned: int(p.cr.GetPlannedRequests()),
+		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
 		Tracing: tracing,
 	})
 	if err != nil {
@@ -389,18 +144,49 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	switch {
 	case res.Interrupted:
 		if res.Err != nil {
-			fmt.Fprintf(stderr, "lmbench: %v\n", res.Err)
+			fmt.Fprintf(s.stderr, "lmbench: %v\n", res.Err)
 		}
-		fmt.Fprintln(stderr, "lmbench: interrupted; the results so far are written")
+		fmt.Fprintln(s.stderr, "lmbench: interrupted; the results so far are written")
 		return exitInterrupted, nil
 	case res.Err != nil:
 		return exitFailed, res.Err
 	case res.Final.FailedRequests > 0:
-		fmt.Fprintf(stderr, "lmbench: %d of %d measured requests failed (see the error column of the results)\n",
+		fmt.Fprintf(s.stderr, "lmbench: %d of %d measured requests failed (see the error column of the results)\n",
 			res.Final.FailedRequests, res.Final.TotalRequests)
 		return exitFailed, nil
 	}
 	return exitOK, nil
+}
+
+// plainProgressEvery is how often the plain progress line is written.
+const plainProgressEvery = 2 * time.Second
+
+// progressSink picks the display: the live one when stdout is a terminal
+// (logs then go through it, above the display), plain lines on stderr
+// otherwise, none when quiet.
+func (s *session) progressSink(quiet bool) (bench.ProgressSink, time.Duration) {
+	switch {
+	case quiet:
+		return nil, 0
+	case isTerminal(s.stdout):
+		live := ui.NewLive(s.stdout, 0)
+		prev := s.logOut.swap(live.LogWriter())
+		return &liveSink{Live: live, restore: func() { s.logOut.swap(prev) }}, time.Second
+	}
+	return bench.PlainProgress(s.stderr), plainProgressEvery
+}
+
+// liveSink hands the log back to stderr when the display closes: the
+// display is erased first (log lines written meanwhile pass straight
+// through a closed Live), so no line can land on the frame.
+type liveSink struct {
+	*ui.Live
+	restore func()
+}
+
+func (l *liveSink) Close() {
+	l.Live.Close()
+	l.restore()
 }
 
 // redactURL drops credentials from a URL before it is printed or exported.
@@ -411,70 +197,6 @@ func redactURL(s string) string {
 	}
 	u.User = nil
 	return u.String()
-}
-
-// kvPair keeps key order in exported JSON.
-type kvPair struct {
-	k string
-	v any
-}
-
-type orderedJSON []kvPair
-
-func (o orderedJSON) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, p := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.k)
-		v, err := json.Marshal(p.v)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
-}
-
-// floatJSON keeps a float's ".0" like Python's json (100.0, not 100).
-type floatJSON float64
-
-func (f floatJSON) MarshalJSON() ([]byte, error) {
-	s := strconv.FormatFloat(float64(f), 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return []byte(s), nil
-}
-
-// resolvedConfig is the exported configuration (spec §6.5): portable, so
-// no engine URL, no LMCache URL and no secrets.
-func resolvedConfig(model string, wl *launched, g general, tpg int64, resolved map[string]*pluginv1.OptionValue) orderedJSON {
-	out := orderedJSON{
-		{"model", model},
-		{"workload", wl.info.GetName()},
-		{"kv_cache_volume", floatJSON(g.kvCacheVolume)},
-		{"tokens_per_gb_kvcache", tpg},
-	}
-	seen := map[string]bool{}
-	for _, sp := range wl.specs {
-		v := resolved[sp.GetName()]
-		seen[sp.GetName()] = true
-		out = append(out, kvPair{wl.info.GetPrefix() + "_" + strings.ReplaceAll(sp.GetName(), "-", "_"), jsonValue(v, sp)})
-	}
-	return append(out, kvPair{"seed", g.seed})
-}
-
-func jsonValue(v *pluginv1.OptionValue, sp *pluginv1.OptionSpec) any {
-	if sp.GetType() == pluginv1.OptionType_OPTION_TYPE_FLOAT {
-		return floatJSON(v.GetFloatValue())
-	}
-	return option.Interface(v)
 }
 
 // printBanner prints the workload's configuration banner (spec §2.6).
@@ -496,162 +218,6 @@ func printBanner(w io.Writer, cr *workloadv1.ConfigureResponse, color bool) {
 	}
 	b.WriteString(bold + strings.Repeat("═", 50) + reset + "\n")
 	io.WriteString(w, b.String())
-}
-
-// loadConfigFile reads a --config JSON object ("" = none).
-func loadConfigFile(path string) (map[string]any, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("--config %s: expected a JSON object: %v", path, err)
-	}
-	return m, nil
-}
-
-// applyConfigFile sets every flag the command line left unset from the
-// file. Command-line values always win. Unknown keys are errors.
-func applyConfigFile(fs *pflag.FlagSet, path string, file map[string]any, wl *launched, exps []*launched) error {
-	if file == nil {
-		return nil
-	}
-	keys := map[string]string{}
-	for k, f := range configKeys {
-		keys[k] = f
-	}
-	for _, l := range append([]*launched{wl}, exps...) {
-		if l == nil {
-			continue
-		}
-		for _, f := range l.flags {
-			keys[f.key] = f.flag
-		}
-	}
-	names := make([]string, 0, len(file))
-	for k := range file {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var errs []error
-	for _, k := range names {
-		flag, ok := keys[k]
-		if !ok {
-			errs = append(errs, fmt.Errorf("--config %s: unknown key %q", path, k))
-			continue
-		}
-		if fs.Changed(flag) || k == "workload" {
-			continue
-		}
-		var s string
-		switch v := file[k].(type) {
-		case string:
-			s = v
-		case bool:
-			s = strconv.FormatBool(v)
-		case float64:
-			s = strconv.FormatFloat(v, 'f', -1, 64)
-		case nil:
-			continue
-		default:
-			errs = append(errs, fmt.Errorf("--config %s: key %q: expected a string, number or boolean, got %v", path, k, v))
-			continue
-		}
-		if err := fs.Set(flag, s); err != nil {
-			errs = append(errs, fmt.Errorf("--config %s: key %q: %v", path, k, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// helpAll prints run's help with every discovered workload's flags.
-func helpAll(w io.Writer, log zerolog.Logger) error {
-	fs := pflag.NewFlagSet("lmbench run", pflag.ContinueOnError)
-	var g general
-	g.register(fs)
-	fmt.Fprintln(w, "Usage: lmbench run --engine-url URL --workload NAME [flags]\n\nGeneral flags:")
-	fmt.Fprint(w, fs.FlagUsagesWrapped(100))
-	found := plugin.Discover("workload", plugin.SearchDirs())
-	descs := make([]*launched, len(found))
-	var wg sync.WaitGroup
-	for i, c := range found {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l, err := launchWorkload(c.Path, true, log.Level(zerolog.WarnLevel))
-			if err != nil {
-				log.Warn().Err(err).Msg("skipping plugin")
-				return
-			}
-			l.client.Kill()
-			descs[i] = l
-		}()
-	}
-	wg.Wait()
-	for _, l := range descs {
-		if l == nil {
-			continue
-		}
-		wfs := pflag.NewFlagSet(l.info.GetName(), pflag.ContinueOnError)
-		pluginFlags(wfs, l.info.GetPrefix(), l.specs)
-		wfs.SortFlags = false
-		fmt.Fprintf(w, "\nWorkload %s — %s:\n", l.info.GetName(), l.info.GetSummary())
-		fmt.Fprint(w, wfs.FlagUsagesWrapped(100))
-	}
-	if len(found) == 0 {
-		fmt.Fprintf(w, "\nNo workload plugins found (searched %s).\n", strings.Join(plugin.SearchDirs(), ", "))
-	}
-	return nil
-}
-
-func printRunHelp(w io.Writer, fs *pflag.FlagSet, wl *launched, exps []*launched) {
-	fmt.Fprintln(w, "Usage: lmbench run --engine-url URL --workload NAME [flags]")
-	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
-	general.SortFlags = false
-	fs.VisitAll(func(f *pflag.Flag) {
-		if pluginFlag(f.Name, wl, exps) == nil {
-			general.AddFlag(f)
-		}
-	})
-	fmt.Fprintln(w, "\nGeneral flags:")
-	fmt.Fprint(w, general.FlagUsagesWrapped(100))
-	for _, l := range append([]*launched{wl}, exps...) {
-		if l == nil || len(l.flags) == 0 {
-			continue
-		}
-		sub := pflag.NewFlagSet(l.info.GetName(), pflag.ContinueOnError)
-		sub.SortFlags = false
-		for _, f := range l.flags {
-			sub.AddFlag(fs.Lookup(f.flag))
-		}
-		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.info.GetKind()), l.info.GetName(), l.info.GetSummary())
-		fmt.Fprint(w, sub.FlagUsagesWrapped(100))
-	}
-}
-
-func pluginFlag(name string, wl *launched, exps []*launched) *optionFlag {
-	for _, l := range append([]*launched{wl}, exps...) {
-		if l == nil {
-			continue
-		}
-		for i := range l.flags {
-			if l.flags[i].flag == name {
-				return &l.flags[i]
-			}
-		}
-	}
-	return nil
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // exporterClient adapts an exporter plugin's gRPC client to the fan-out.
@@ -692,4 +258,18 @@ func interruptible(log zerolog.Logger) (context.Context, func()) {
 		close(done)
 		cancel()
 	}
+}
+
+// workloadClient adapts the plugin's gRPC client to the run loop and turns
+// RPC failures into errors that name the plugin.
+type workloadClient struct{ c *plugin.Client }
+
+func (w workloadClient) Step(ctx context.Context, r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
+	resp, err := w.c.Workload().Step(ctx, r)
+	return resp, w.c.Wrap("Step", err)
+}
+
+func (w workloadClient) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
+	resp, err := w.c.Workload().OnFinished(ctx, r)
+	return resp, w.c.Wrap("OnFinished", err)
 }

@@ -39,7 +39,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, "auto", isTerminal(stderr))
 	if err != nil {
 		return err
 	}

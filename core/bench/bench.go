@@ -64,10 +64,12 @@ type Plan struct {
 	// Planned is the number of measured requests, if known (progress).
 	Planned int
 	Log     zerolog.Logger
-	// Stdout receives the terminal summary; Progress, when non-nil,
-	// receives a progress line every ProgressEvery.
+	// Stdout receives the terminal summary. Progress, when non-nil,
+	// receives a Snapshot every ProgressEvery (DefaultProgressEvery when
+	// 0) and is closed once the run loop has stopped, before the summary
+	// is printed.
 	Stdout        io.Writer
-	Progress      io.Writer
+	Progress      ProgressSink
 	ProgressEvery time.Duration
 	DrainTimeout  time.Duration
 	// Tracing records the run as OpenTelemetry spans (run, phases,
@@ -145,7 +147,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		})
 		runCfg.RequestHeader = obs.trace.Header
 	}
-	stopProgress := startProgress(p, obs)
+	stopProgress := startProgress(ctx, p, obs)
 	outcome, runErr := run.Run(ctx, runCfg)
 	stopProgress()
 	res.Interrupted = outcome.Interrupted
@@ -231,12 +233,14 @@ type observer struct {
 	err             error
 	trace           *telemetry.Run // nil when tracing is off
 
-	mu        sync.Mutex
-	phase     workloadv1.Phase
-	sent      atomic.Int64
-	done      atomic.Int64
-	failed    atomic.Int64
-	scheduled atomic.Bool
+	mu         sync.Mutex
+	phase      workloadv1.Phase
+	phaseStart time.Time
+	lags       lagRing // recent dispatch lags, for progress
+	sent       atomic.Int64
+	done       atomic.Int64
+	failed     atomic.Int64
+	scheduled  atomic.Bool
 }
 
 func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
@@ -244,13 +248,14 @@ func (o *observer) PhaseStarted(ph workloadv1.Phase, start time.Time) {
 		o.trace.StartPhase(telemetry.PhaseName(exporterv1.Phase(ph)), o.wallTime(start))
 	}
 	o.mu.Lock()
-	o.phase = ph
+	o.phase, o.phaseStart = ph, start
 	o.mu.Unlock()
 	o.sent.Store(0)
 	o.done.Store(0)
 	o.failed.Store(0)
 	if ph == workloadv1.Phase_PHASE_MEASURE {
 		o.stats.Reset(start)
+		o.lags.reset()
 	}
 }
 
@@ -308,6 +313,7 @@ func (o *observer) Finished(f *run.Finished) error {
 		if f.ExplicitSchedule {
 			lag = r.Submit.Sub(f.Scheduled).Seconds()
 			o.scheduled.Store(true)
+			o.lags.add(lag * 1000)
 		}
 		o.stats.Add(stats.Sample{
 			Success: r.Success, TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(),

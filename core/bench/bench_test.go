@@ -645,7 +645,7 @@ func TestExecuteProgressLines(t *testing.T) {
 	}}
 	p, _ := plan(t, batches([]*workloadv1.Request{chat("w", nil)}, measure), snd)
 	var progress bytes.Buffer // read only after Execute, which stops the writer first
-	p.Progress, p.ProgressEvery, p.Planned = &progress, 2*time.Millisecond, 3
+	p.Progress, p.ProgressEvery, p.Planned = PlainProgress(&progress), 2*time.Millisecond, 3
 	if _, err := Execute(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -51,12 +52,17 @@ type Client struct {
 	stderr *ring
 	raw    any
 	once   sync.Once
+	// logName is the name plugin log lines carry; SetName updates it
+	// while the plugin may already be logging.
+	logName atomic.Pointer[string]
 }
 
 // Launch starts the plugin binary at path and completes the handshake.
 // The returned client must be Killed.
 func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40)}
+	first := c.Name // a copy: SetName rewrites c.Name while logs may be read
+	c.logName.Store(&first)
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(log.GetLevel())
 	cfg := &goplugin.ClientConfig{
@@ -68,7 +74,7 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 		Managed:          true,
 		StartTimeout:     StartTimeout,
 		Stderr:           c.stderr,
-		Logger:           newHCLogger(log, c.Name),
+		Logger:           newNamedHCLogger(log, &c.logName),
 		GRPCDialOptions:  wire.GRPCDialOptions(),
 	}
 	if sum, err := os.ReadFile(path + ".sha256"); err == nil {
@@ -273,13 +279,22 @@ func newHCLogger(log zerolog.Logger, name string) hclog.Logger {
 	return l
 }
 
+// newNamedHCLogger is newHCLogger with a name that can change later
+// (Client.SetName, once Describe told the canonical name).
+func newNamedHCLogger(log zerolog.Logger, name *atomic.Pointer[string]) hclog.Logger {
+	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin", Output: discard{}, Level: hclog.Trace})
+	l.RegisterSink(&sink{log: log, current: name})
+	return l
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 type sink struct {
-	log  zerolog.Logger
-	name string
+	log     zerolog.Logger
+	name    string
+	current *atomic.Pointer[string] // when set, overrides name
 }
 
 func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
@@ -306,7 +321,11 @@ func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 	if !ev.Enabled() {
 		return
 	}
-	ev = ev.Str("plugin", s.name)
+	plugin := s.name
+	if s.current != nil {
+		plugin = *s.current.Load()
+	}
+	ev = ev.Str("plugin", plugin)
 	for i := 0; i+1 < len(args); i += 2 {
 		k, _ := args[i].(string)
 		if k == "" || k == "timestamp" || k == "plugin" {
@@ -318,4 +337,7 @@ func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 }
 
 // SetName sets the name used in logs and errors (the canonical name from Describe).
-func (c *Client) SetName(n string) { c.Name = n }
+func (c *Client) SetName(n string) {
+	c.Name = n
+	c.logName.Store(&n)
+}

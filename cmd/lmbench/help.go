@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/pflag"
+
+	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/plugin"
+)
+
+const runUsage = "Usage: lmbench run --engine-url URL --workload NAME [flags]"
+
+const runHelpFooter = `
+Every option can also be set in a --config file (key: the flag without
+dashes, with underscores: --kv-cache-volume → kv_cache_volume) or in the
+environment (LMBENCH_KV_CACHE_VOLUME). Flags beat the environment, which
+beats the file, which beats the defaults. With required arguments missing
+on a terminal, a guided setup asks for them.
+`
+
+// helpAll prints run's help with every discovered workload's flags.
+func (s *session) helpAll(w io.Writer) error {
+	var c cliFlags
+	fs := runFlags(hostRegistry(), &c)
+	fmt.Fprintln(w, runUsage+"\n\nGeneral flags:")
+	fmt.Fprint(w, fs.FlagUsagesWrapped(100))
+	found := plugin.Discover("workload", plugin.SearchDirs())
+	quiet := s.log.Level(zerolog.WarnLevel)
+	descs := make([]*launched, len(found))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, c := range found {
+		wg.Go(func() {
+			l, err := launchQuiet(s, &mu, c.Path, quiet)
+			if err != nil {
+				s.log.Warn().Err(err).Msg("skipping plugin")
+				return
+			}
+			descs[i] = l
+		})
+	}
+	wg.Wait()
+	for _, l := range descs {
+		if l == nil {
+			continue
+		}
+		reg := config.NewRegistry()
+		if _, err := reg.AddPlugin(l.info.GetName(), l.info.GetPrefix(), l.specs); err != nil {
+			s.log.Warn().Err(err).Msg("skipping plugin")
+			continue
+		}
+		wfs := pflag.NewFlagSet(l.info.GetName(), pflag.ContinueOnError)
+		wfs.SortFlags = false
+		reg.RegisterFlags(wfs, nil)
+		fmt.Fprintf(w, "\nWorkload %s — %s:\n", l.info.GetName(), l.info.GetSummary())
+		fmt.Fprint(w, wfs.FlagUsagesWrapped(100))
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(w, "\nNo workload plugins found (searched %s).\n", strings.Join(plugin.SearchDirs(), ", "))
+	}
+	fmt.Fprint(w, runHelpFooter)
+	return nil
+}
+
+// launchQuiet starts a workload plugin by path for its description, with
+// warnings only, and kills it once described.
+func launchQuiet(s *session, mu *sync.Mutex, path string, log zerolog.Logger) (*launched, error) {
+	tmp := &session{log: log, launched: map[string]*launched{}}
+	l, err := tmp.workload(path, true, "--workload-plugin")
+	mu.Lock()
+	s.clients = append(s.clients, tmp.clients...)
+	mu.Unlock()
+	if l != nil {
+		l.client.Kill()
+	}
+	return l, err
+}
+
+// printRunHelp prints run's help for the chosen workload and exporters.
+func printRunHelp(w io.Writer, r *resolved) {
+	fmt.Fprintln(w, runUsage)
+	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
+	general.SortFlags = false
+	owned := map[string]*pflag.FlagSet{}
+	r.fs.VisitAll(func(f *pflag.Flag) {
+		o, ok := r.reg.LookupFlag(f.Name)
+		if !ok || o.Owner == "" {
+			general.AddFlag(f)
+			return
+		}
+		if owned[o.Owner] == nil {
+			owned[o.Owner] = pflag.NewFlagSet(o.Owner, pflag.ContinueOnError)
+			owned[o.Owner].SortFlags = false
+		}
+		owned[o.Owner].AddFlag(f)
+	})
+	fmt.Fprintln(w, "\nGeneral flags:")
+	fmt.Fprint(w, general.FlagUsagesWrapped(100))
+	for _, l := range r.plugins() {
+		sub := owned[l.info.GetName()]
+		if sub == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.info.GetKind()), l.info.GetName(), l.info.GetSummary())
+		fmt.Fprint(w, sub.FlagUsagesWrapped(100))
+	}
+	fmt.Fprint(w, runHelpFooter)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
