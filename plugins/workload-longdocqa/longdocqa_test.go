@@ -45,29 +45,6 @@ func latencyEngine(s sdktest.Sent) sdktest.Reply {
 	return sdktest.Reply{Success: true, TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
 }
 
-// maxInFlight is the most requests of sent that were in flight at once,
-// given when each finished (a request finishing at t frees its slot for one
-// sent at t, as the host delivers finishes before stepping).
-func maxInFlight(sent []sdktest.Sent, results []workload.Result, phase workload.Phase) int {
-	finish := map[string]time.Duration{}
-	for _, r := range results {
-		if r.Phase == phase {
-			finish[r.ID] = r.Finish
-		}
-	}
-	most := 0
-	for _, s := range sent {
-		n := 0
-		for _, r := range sent {
-			if r.Offset <= s.Offset && finish[r.ID] > s.Offset {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
-}
-
 func TestSchema(t *testing.T) {
 	t.Parallel()
 	specs, err := option.Specs(Definition.Defaults)
@@ -459,7 +436,7 @@ func TestWarmup(t *testing.T) {
 			t.Errorf("%s: tags (-want +got):\n%s", s.ID, d)
 		}
 	}
-	if got := maxInFlight(warm, tr.Results, workload.Warmup); got != 1 {
+	if got := tr.MaxInFlight(workload.Warmup); got != 1 {
 		t.Errorf("warmup had %d requests in flight at once, want 1", got)
 	}
 	wantInfo := []string{"Warmup 1/3", "Warmup 2/3", "Warmup 3/3", "Warmup complete: 3 documents sent"}
@@ -504,7 +481,7 @@ func TestDispatchBound(t *testing.T) {
 			if len(measured) != 18 {
 				t.Fatalf("%d measured, want 18", len(measured))
 			}
-			if got, want := maxInFlight(measured, tr.Results, workload.Measure), min(limit, 18); got != want {
+			if got, want := tr.MaxInFlight(workload.Measure), min(limit, 18); got != want {
 				t.Errorf("at most %d in flight at once, want exactly %d", got, want)
 			}
 			var wantDebug []string
@@ -545,7 +522,7 @@ func TestDemoConfig(t *testing.T) {
 	if got := tr.Resolved["num-documents"]; got != int64(4) {
 		t.Errorf("num-documents = %v, want 4", got)
 	}
-	if got := maxInFlight(tr.Measured(), tr.Results, workload.Measure); got != 3 {
+	if got := tr.MaxInFlight(workload.Measure); got != 3 {
 		t.Errorf("%d in flight at most, want 3", got)
 	}
 }

@@ -37,28 +37,6 @@ func latencyEngine(s sdktest.Sent) sdktest.Reply {
 	return sdktest.Reply{Success: true, TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
 }
 
-// maxInFlight is the most requests of sent in flight at once, given when
-// each finished (a request finishing at t frees its slot for one sent at t).
-func maxInFlight(sent []sdktest.Sent, results []workload.Result, phase workload.Phase) int {
-	finish := map[string]time.Duration{}
-	for _, r := range results {
-		if r.Phase == phase {
-			finish[r.ID] = r.Finish
-		}
-	}
-	most := 0
-	for _, s := range sent {
-		n := 0
-		for _, r := range sent {
-			if r.Offset <= s.Offset && finish[r.ID] > s.Offset {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
-}
-
 // newDirect builds the workload for tests that call Step themselves.
 func newDirect(t *testing.T, o Options, seed int64) (*permutator, *workload.Registry) {
 	t.Helper()
@@ -544,7 +522,7 @@ func TestDispatchBound(t *testing.T) {
 			if len(measured) != 18 {
 				t.Fatalf("%d measured, want 18", len(measured))
 			}
-			if got, want := maxInFlight(measured, tr.Results, workload.Measure), min(limit, 18); got != want {
+			if got, want := tr.MaxInFlight(workload.Measure), min(limit, 18); got != want {
 				t.Errorf("at most %d in flight at once, want exactly %d", got, want)
 			}
 			var wantDebug []string

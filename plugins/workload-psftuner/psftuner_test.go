@@ -65,28 +65,6 @@ func latencyEngine(s sdktest.Sent) sdktest.Reply {
 	return sdktest.Reply{Success: true, Text: "x", TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
 }
 
-// maxInFlight is the most requests of sent in flight at once, given when
-// each finished.
-func maxInFlight(sent []sdktest.Sent, results []workload.Result, phase workload.Phase) int {
-	finish := map[string]time.Duration{}
-	for _, r := range results {
-		if r.Phase == phase {
-			finish[r.ID] = r.Finish
-		}
-	}
-	most := 0
-	for _, s := range sent {
-		n := 0
-		for _, r := range sent {
-			if r.Offset <= s.Offset && finish[r.ID] > s.Offset {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
-}
-
 func newWorkload(t *testing.T, o Options, c workload.Common, reg *workload.Registry) *tuner {
 	t.Helper()
 	if reg == nil {
@@ -539,7 +517,7 @@ func TestPasses(t *testing.T) {
 		sent  []sdktest.Sent
 		phase workload.Phase
 	}{{warm, workload.Warmup}, {meas, workload.Measure}} {
-		if got := maxInFlight(ph.sent, tr.Results, ph.phase); got != 1 {
+		if got := tr.MaxInFlight(ph.phase); got != 1 {
 			t.Errorf("%v: %d requests in flight at once, want 1", ph.phase, got)
 		}
 		finish := map[string]time.Duration{}

@@ -131,6 +131,30 @@ func (t *Transcript) phase(p string) []Sent {
 	return out
 }
 
+// MaxInFlight is the most requests of phase that were in flight at once
+// on the virtual clock (a request finishing at t frees its slot for one
+// sent at t): how a test checks a workload's concurrency limit.
+func (t *Transcript) MaxInFlight(phase workload.Phase) int {
+	finish := map[string]time.Duration{}
+	for _, r := range t.Results {
+		if r.Phase == phase {
+			finish[r.ID] = r.Finish
+		}
+	}
+	sent := t.phase(phase.String())
+	most := 0
+	for _, s := range sent {
+		n := 0
+		for _, r := range sent {
+			if r.Offset <= s.Offset && finish[r.ID] > s.Offset {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
 // IDs returns the request ids of reqs.
 func IDs(reqs []Sent) []string {
 	out := make([]string, len(reqs))
