@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -39,9 +40,35 @@ func newLogger(out io.Writer, level, format string, tty bool) (zerolog.Logger, e
 	}
 	w := out
 	if format == "console" {
-		w = zerolog.ConsoleWriter{Out: out, NoColor: !tty, TimeFormat: "15:04:05.000"}
+		w = consoleWriter{zerolog.ConsoleWriter{Out: out, NoColor: !tty, TimeFormat: "15:04:05.000"}}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// consoleWriter is zerolog's human-readable writer that hands each
+// formatted line on with its level, so a level-aware destination (the
+// live display, through [switchWriter]) can show warnings at once.
+type consoleWriter struct{ zerolog.ConsoleWriter }
+
+func (c consoleWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
+	var buf bytes.Buffer
+	cw := c.ConsoleWriter
+	cw.Out = &buf
+	if _, err := cw.Write(p); err != nil {
+		return 0, err
+	}
+	if _, err := writeLevel(c.Out, level, buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// writeLevel writes p to w with its level when w takes one.
+func writeLevel(w io.Writer, level zerolog.Level, p []byte) (int, error) {
+	if lw, ok := w.(zerolog.LevelWriter); ok {
+		return lw.WriteLevel(level, p)
+	}
+	return w.Write(p)
 }
 
 // switchWriter is the log destination: stderr, or the live display's log
@@ -55,6 +82,13 @@ func (s *switchWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// WriteLevel passes the level on when the destination takes one.
+func (s *switchWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeLevel(s.w, level, p)
 }
 
 // swap sets the destination and returns the previous one.

@@ -126,6 +126,12 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 	}
 	defer stopTracing()
 	sink, every := s.progressSink(v.Bool(keyQuiet))
+	if live, ok := sink.(*liveSink); ok {
+		// bench.Execute closes the sink on a run; this covers the errors
+		// before one starts (and a panic), so the log lines the display
+		// holds back are printed and the log goes back to stderr.
+		defer live.Close()
+	}
 	res, err := bench.Execute(ctx, bench.Plan{
 		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
 		Sender: sender, Exporters: bexps,
@@ -162,8 +168,9 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 const plainProgressEvery = 2 * time.Second
 
 // progressSink picks the display: the live one when stdout is a terminal
-// (logs then go through it, above the display), plain lines on stderr
-// otherwise, none when quiet.
+// (logs then go through it: warnings printed above the display at once,
+// other lines shown in it and printed when it closes; see package ui),
+// plain lines on stderr otherwise, none when quiet.
 func (s *session) progressSink(quiet bool) (bench.ProgressSink, time.Duration) {
 	switch {
 	case quiet:
@@ -177,8 +184,9 @@ func (s *session) progressSink(quiet bool) (bench.ProgressSink, time.Duration) {
 }
 
 // liveSink hands the log back to stderr when the display closes: the
-// display is erased first (log lines written meanwhile pass straight
-// through a closed Live), so no line can land on the frame.
+// display is erased and its held log lines printed first (log lines
+// written meanwhile pass straight through a closed Live), so no line can
+// land on the frame or come out of order. Close may be called again.
 type liveSink struct {
 	*ui.Live
 	restore func()

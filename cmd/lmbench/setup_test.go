@@ -181,3 +181,36 @@ func TestLiveSinkRestoresLog(t *testing.T) {
 		t.Errorf("stderr %q, display %q", stderr.String(), live.String())
 	}
 }
+
+// The logger hands each line's level through to the live display, in
+// both formats: a warning is printed at once, an info line when the
+// display closes, each once.
+func TestLiveSinkLogLevels(t *testing.T) {
+	for _, format := range []string{"console", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var stderr, live bytes.Buffer
+			s := newSession(strings.NewReader(""), &live, &stderr)
+			log, err := newLogger(s.logOut, "info", format, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := ui.NewLive(&live, 80)
+			prev := s.logOut.swap(l.LogWriter())
+			sink := &liveSink{Live: l, restore: func() { s.logOut.swap(prev) }}
+			log.Info().Msg("held info")
+			log.Warn().Msg("urgent warning")
+			if got := live.String(); strings.Contains(got, "held info") || !strings.Contains(got, "urgent warning") {
+				t.Errorf("while the display is up: %q", got)
+			}
+			sink.Close()
+			got := live.String()
+			if strings.Count(got, "held info") != 1 || strings.Count(got, "urgent warning") != 1 ||
+				strings.Index(got, "urgent warning") > strings.Index(got, "held info") {
+				t.Errorf("after Close, want the warning then the info line, each once: %q", got)
+			}
+			if stderr.Len() != 0 {
+				t.Errorf("stderr: %q", stderr.String())
+			}
+		})
+	}
+}

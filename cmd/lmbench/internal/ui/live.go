@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rs/zerolog"
 	"golang.org/x/term"
 
 	"github.com/lmbench/lmbench/core/bench"
@@ -19,6 +20,11 @@ import (
 
 // LogLines is how many recent log lines the live display keeps.
 const LogLines = 5
+
+// HeldLogLines is how many log lines below warning level the display
+// holds back while it is up, to print when it closes; older ones are
+// dropped and counted.
+const HeldLogLines = 10_000
 
 // fallbackWidth is used when the width is neither given nor detectable.
 const fallbackWidth = 80
@@ -38,6 +44,7 @@ const (
 // erases it before drawing the next one, so whatever was printed above it
 // stays. Log output must go through [Live.LogWriter] while the display is
 // active; anything else written to the same terminal would be overwritten.
+// How log lines are shown is described in the package documentation.
 // Live is safe for concurrent use.
 type Live struct {
 	mu     sync.Mutex
@@ -51,9 +58,15 @@ type Live struct {
 	// columns; log lines redraw the frame without rendering it again.
 	head      []string
 	headWidth int
-	logs      []string // the last LogLines complete log lines
-	part      []byte   // an incomplete log line
-	st        liveStyles
+	recent    []string // the last LogLines complete log lines, any level
+	// held are the complete lines below warning level, in the order
+	// logged, waiting for Close. It grows to 2×maxHeld before the oldest
+	// are dropped, so dropping costs O(1) per line.
+	held    []string
+	maxHeld int
+	dropped int    // lines dropped from the front of held
+	part    []byte // an incomplete log line
+	st      liveStyles
 }
 
 var _ bench.ProgressSink = (*Live)(nil)
@@ -62,7 +75,7 @@ var _ bench.ProgressSink = (*Live)(nil)
 // in columns; with 0 it is read from out when out is a terminal (on every
 // frame, so resizes are followed) and is 80 otherwise.
 func NewLive(out io.Writer, width int) *Live {
-	l := &Live{out: out, width: width, fd: -1, st: newLiveStyles(lipgloss.NewRenderer(out))}
+	l := &Live{out: out, width: width, fd: -1, maxHeld: HeldLogLines, st: newLiveStyles(lipgloss.NewRenderer(out))}
 	if f, ok := out.(*os.File); ok && width <= 0 && term.IsTerminal(int(f.Fd())) {
 		l.fd = int(f.Fd())
 	}
@@ -83,9 +96,11 @@ func (l *Live) Update(s bench.Snapshot) {
 	_, _ = l.out.Write(b.Bytes())
 }
 
-// Close erases the display, leaving the terminal clean for the summary.
-// An incomplete log line is printed with a newline; later log output
-// passes straight through. Close is idempotent.
+// Close erases the display, then prints the log lines it held back (an
+// incomplete last line gets a newline), in the order they were logged,
+// and a note of how many older ones were dropped, if any: the terminal is
+// left clean for the summary. Later log output passes straight through.
+// Close is idempotent.
 func (l *Live) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -95,23 +110,51 @@ func (l *Live) Close() {
 	var b bytes.Buffer
 	l.erase(&b)
 	if len(l.part) > 0 {
-		b.Write(l.part)
-		b.WriteByte('\n')
+		l.hold(string(l.part))
 		l.part = nil
 	}
-	l.closed = true
+	l.trimHeld(l.maxHeld)
+	for _, line := range l.held {
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	switch {
+	case l.dropped == 1:
+		b.WriteString(l.st.dim.Render("(1 earlier log line was dropped)") + "\n")
+	case l.dropped > 1:
+		b.WriteString(l.st.dim.Render(fmt.Sprintf("(%d earlier log lines were dropped)", l.dropped)) + "\n")
+	}
+	l.closed, l.held, l.recent = true, nil, nil
 	_, _ = l.out.Write(b.Bytes())
 }
 
 // LogWriter returns the writer log output goes to while the display is
-// active: lines are printed above the display (never corrupting it) and
-// the last 5 are kept in it.
+// active. It is a [zerolog.LevelWriter]: lines written with WriteLevel at
+// warning level or above are printed above the display at once; all
+// other lines, including those from a plain Write, are held back until
+// Close. Every line is shown in the display's last 5.
 func (l *Live) LogWriter() io.Writer { return logWriter{l} }
 
 type logWriter struct{ l *Live }
 
-func (w logWriter) Write(p []byte) (int, error) {
-	l := w.l
+var _ zerolog.LevelWriter = logWriter{}
+
+// Write logs p as lines of no particular level: they are held until Close.
+func (w logWriter) Write(p []byte) (int, error) { return w.l.writeLog(false, p) }
+
+// WriteLevel logs p at level: warnings and worse are printed at once.
+func (w logWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
+	return w.l.writeLog(urgent(level), p)
+}
+
+// urgent reports whether a line at level must reach the terminal at once.
+func urgent(level zerolog.Level) bool {
+	return level >= zerolog.WarnLevel && level <= zerolog.PanicLevel
+}
+
+// writeLog takes log output. Only complete lines count; an incomplete one
+// waits for the write that completes it and takes that write's urgency.
+func (l *Live) writeLog(now bool, p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -126,19 +169,45 @@ func (w logWriter) Write(p []byte) (int, error) {
 	complete := data[:end+1]
 	l.part = append([]byte(nil), data[end+1:]...)
 	for line := range strings.SplitSeq(strings.TrimSuffix(string(complete), "\n"), "\n") {
-		l.logs = append(l.logs, strings.TrimRight(line, "\r"))
+		line = strings.TrimRight(line, "\r")
+		l.recent = append(l.recent, line)
+		if !now {
+			l.hold(line)
+		}
 	}
-	if n := len(l.logs); n > LogLines {
-		l.logs = append(l.logs[:0:0], l.logs[n-LogLines:]...)
+	if n := len(l.recent); n > LogLines {
+		l.recent = append(l.recent[:0:0], l.recent[n-LogLines:]...)
+	}
+	if !now && l.snap == nil {
+		return len(p), nil // no frame on screen to refresh
 	}
 	var b bytes.Buffer
 	l.erase(&b)
-	b.Write(complete)
+	if now {
+		b.Write(complete)
+	}
 	l.draw(&b)
 	if _, err := l.out.Write(b.Bytes()); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// hold keeps a line for Close, dropping the oldest once twice the limit
+// is reached.
+func (l *Live) hold(line string) {
+	l.held = append(l.held, line)
+	if len(l.held) >= 2*max(l.maxHeld, 1) {
+		l.trimHeld(l.maxHeld)
+	}
+}
+
+// trimHeld drops all but the last n held lines, counting them.
+func (l *Live) trimHeld(n int) {
+	if extra := len(l.held) - n; extra > 0 {
+		l.dropped += extra
+		l.held = append(l.held[:0:0], l.held[extra:]...)
+	}
 }
 
 // erase appends what removes the frame on screen; the cursor ends where
@@ -252,12 +321,12 @@ func (l *Live) renderHead(s bench.Snapshot, width int) []string {
 
 // renderLogs is the log tail of the frame.
 func (l *Live) renderLogs(width int) []string {
-	if len(l.logs) == 0 {
+	if len(l.recent) == 0 {
 		return nil
 	}
 	maxW := frameWidth(width)
 	lines := []string{l.st.dim.Render(rule("recent log", maxW))}
-	for _, lg := range l.logs {
+	for _, lg := range l.recent {
 		// A tab's width is up to the terminal: spaces keep the width known.
 		lines = append(lines, ansi.Truncate(strings.ReplaceAll(lg, "\t", "    "), maxW, "…"))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/bench"
 )
@@ -106,62 +107,192 @@ func TestLiveRedrawsInPlace(t *testing.T) {
 	}
 }
 
-// Log lines appear above the display, in order, each once; the display
-// keeps the last five; Close leaves exactly the log lines, and what is
-// printed next (the summary) follows them.
+// logAt writes one log line at level, as zerolog does.
+func logAt(t *testing.T, l *Live, level zerolog.Level, line string) {
+	t.Helper()
+	lw, ok := l.LogWriter().(zerolog.LevelWriter)
+	if !ok {
+		t.Fatal("LogWriter is not a zerolog.LevelWriter")
+	}
+	if _, err := lw.WriteLevel(level, []byte(line+"\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// split returns the lines above the frame and the frame's log box (the
+// lines after its "recent log" rule); no frame means everything is above.
+func split(lines []string) (above, box []string) {
+	start := len(lines)
+	for i, line := range lines {
+		if strings.Contains(line, "elapsed ") {
+			start = i
+			break
+		}
+	}
+	for i, line := range lines[start:] {
+		if strings.Contains(line, "recent log") {
+			box = lines[start+i+1:]
+		}
+	}
+	return lines[:start], box
+}
+
+// checkOnce fails when a non-empty line appears more than once.
+func checkOnce(t *testing.T, lines []string) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, line := range lines {
+		if line != "" {
+			seen[line]++
+		}
+	}
+	for line, n := range seen {
+		if n > 1 {
+			t.Errorf("%q appears %d times:\n%s", line, n, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+// While the display is up, warnings and errors are printed above it at
+// once and other lines only appear in its box (the last five of all);
+// Close replaces the frame with every held line, in order, so each line
+// ends up on the screen exactly once, and the summary follows them.
 func TestLiveLogLinesAndClose(t *testing.T) {
 	t.Parallel()
 	scr := newScreen(t)
+	_, _ = io.WriteString(scr, "BANNER\n")
 	l := NewLive(scr, 100)
 	w := l.LogWriter()
-	var logs []string
-	for i := range 7 {
-		line := fmt.Sprintf("log line %d", i)
-		logs = append(logs, line)
-		if i == 3 { // a line arriving in pieces is printed once complete
-			_, _ = io.WriteString(w, "log li")
-			s := measureSnap()
-			l.Update(s)
-			if strings.Contains(strings.Join(scr.text(), "\n"), "log li\n") {
-				t.Errorf("an incomplete log line was printed:\n%s", strings.Join(scr.text(), "\n"))
-			}
-			_, _ = io.WriteString(w, "ne 3\n")
-		} else {
-			_, _ = io.WriteString(w, line+"\n")
+	var (
+		logged []string // every line, in the order logged
+		held   []string // the lines below warning level
+		urgent []string // warnings and errors
+	)
+	check := func(when string) {
+		t.Helper()
+		above, box := split(scr.text())
+		if want := append([]string{"BANNER"}, urgent...); !cmp.Equal(want, above) {
+			t.Errorf("%s: above the display (-want +got):\n%s", when, cmp.Diff(want, above))
 		}
+		if want := logged[max(len(logged)-LogLines, 0):]; !cmp.Equal(want, box) {
+			t.Errorf("%s: the display's log box (-want +got):\n%s", when, cmp.Diff(want, box))
+		}
+	}
+	l.Update(measureSnap())
+	for i := range 9 {
+		line := fmt.Sprintf("12:00:0%d INF log line %d", i, i)
+		switch i {
+		case 2: // a plain Write has no level: held
+			_, _ = io.WriteString(w, line+"\n")
+		case 3: // a line arriving in pieces counts once complete
+			_, _ = io.WriteString(w, line[:10])
+			l.Update(measureSnap())
+			if got := strings.Join(scr.text(), "\n"); strings.Contains(got, line[:10]) {
+				t.Errorf("an incomplete log line was shown:\n%s", got)
+			}
+			_, _ = io.WriteString(w, line[10:]+"\n")
+		case 4:
+			line = "12:00:04 DBG a debug line"
+			logAt(t, l, zerolog.DebugLevel, line)
+		case 5:
+			line = "12:00:05 WRN disk almost full"
+			logAt(t, l, zerolog.WarnLevel, line)
+		case 7:
+			line = "12:00:07 ERR request failed"
+			logAt(t, l, zerolog.ErrorLevel, line)
+		default:
+			logAt(t, l, zerolog.InfoLevel, line)
+		}
+		logged = append(logged, line)
+		if strings.Contains(line, "WRN") || strings.Contains(line, "ERR") {
+			urgent = append(urgent, line)
+		} else {
+			held = append(held, line)
+		}
+		check(fmt.Sprintf("right after line %d", i)) // no Update needed to show a line
 		s := measureSnap()
 		s.Done = i
 		l.Update(s)
-	}
-
-	got := scr.text()
-	above := got[:7]
-	if !cmp.Equal(logs, above) {
-		t.Errorf("log lines above the display (-want +got):\n%s", cmp.Diff(logs, above))
-	}
-	frame := got[7:]
-	var tail []string
-	for i, f := range frame {
-		if strings.Contains(f, "recent log") {
-			tail = frame[i+1:]
-		}
-	}
-	if want := logs[2:]; !cmp.Equal(want, tail) {
-		t.Errorf("the display's last %d log lines (-want +got):\n%s", LogLines, cmp.Diff(want, tail))
+		check(fmt.Sprintf("after the update following line %d", i))
 	}
 
 	l.Close()
-	if diff := cmp.Diff(logs, scr.text()); diff != "" {
-		t.Errorf("after Close the screen holds more than the log lines (-want +got):\n%s", diff)
+	want := append(append([]string{"BANNER"}, urgent...), held...)
+	if diff := cmp.Diff(want, scr.text()); diff != "" {
+		t.Errorf("after Close: the warnings, then every other line in order (-want +got):\n%s", diff)
 	}
-	_, _ = io.WriteString(w, "after close\n")
+	checkOnce(t, scr.text())
+	logAt(t, l, zerolog.InfoLevel, "after close")
 	l.Update(measureSnap()) // ignored once closed
 	l.Close()               // idempotent
 	_, _ = io.WriteString(scr, "SUMMARY\n")
-	want := append(append([]string{}, logs...), "after close", "SUMMARY")
+	want = append(want, "after close", "SUMMARY")
 	if diff := cmp.Diff(want, scr.text()); diff != "" {
 		t.Errorf("output after Close (-want +got):\n%s", diff)
 	}
+}
+
+// Before the first snapshot there is no frame: held lines wait unseen,
+// warnings are printed.
+func TestLiveLogBeforeFirstSnapshot(t *testing.T) {
+	t.Parallel()
+	scr := newScreen(t)
+	l := NewLive(scr, 80)
+	logAt(t, l, zerolog.InfoLevel, "info")
+	logAt(t, l, zerolog.WarnLevel, "warn")
+	if diff := cmp.Diff([]string{"warn"}, scr.text()); diff != "" {
+		t.Errorf("before the first snapshot (-want +got):\n%s", diff)
+	}
+	l.Close()
+	if diff := cmp.Diff([]string{"warn", "info"}, scr.text()); diff != "" {
+		t.Errorf("after Close (-want +got):\n%s", diff)
+	}
+}
+
+// At most HeldLogLines lines are held: Close prints the newest, then one
+// note counting the older ones it dropped. Warnings do not count.
+func TestLiveDropsOldestHeldLines(t *testing.T) {
+	t.Parallel()
+	t.Run("limit", func(t *testing.T) {
+		t.Parallel()
+		scr := newScreen(t)
+		l := NewLive(scr, 100)
+		l.Update(measureSnap())
+		const extra = 7
+		var want []string
+		for i := range HeldLogLines + extra {
+			line := fmt.Sprintf("line %05d", i)
+			if i == HeldLogLines/2 {
+				logAt(t, l, zerolog.WarnLevel, "WRN halfway")
+			}
+			logAt(t, l, zerolog.InfoLevel, line)
+			if i >= extra {
+				want = append(want, line)
+			}
+			if i%1000 == 0 {
+				l.Update(measureSnap())
+			}
+		}
+		l.Close()
+		want = append(append([]string{"WRN halfway"}, want...), "(7 earlier log lines were dropped)")
+		got := scr.text()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("one", func(t *testing.T) {
+		t.Parallel()
+		scr := newScreen(t)
+		l := NewLive(scr, 100)
+		l.maxHeld = 2
+		for _, line := range []string{"a", "b", "c"} {
+			logAt(t, l, zerolog.InfoLevel, line)
+		}
+		l.Close()
+		if diff := cmp.Diff([]string{"b", "c", "(1 earlier log line was dropped)"}, scr.text()); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
 }
 
 // Close prints an incomplete log line rather than dropping it.
@@ -179,7 +310,7 @@ func TestLiveCloseFlushesPartialLogLine(t *testing.T) {
 
 // No line of the display reaches the last column, whatever the width, so
 // the terminal never wraps one and the redraw always covers the frame;
-// log lines stay whole above it.
+// log lines stay whole above it and after it.
 func TestLiveFitsWidth(t *testing.T) {
 	t.Parallel()
 	long := "\x1b[31mERR\x1b[0m\t" + strings.Repeat("very long log message ", 10)
@@ -189,7 +320,7 @@ func TestLiveFitsWidth(t *testing.T) {
 			t.Parallel()
 			scr := newScreen(t)
 			l := NewLive(scr, width)
-			fmt.Fprintln(l.LogWriter(), long)
+			logAt(t, l, zerolog.ErrorLevel, long)
 			l.Update(measureSnap())
 			lines := scr.text()
 			if lines[0] != above {
@@ -202,6 +333,11 @@ func TestLiveFitsWidth(t *testing.T) {
 			}
 			if last := lines[len(lines)-1]; !strings.HasSuffix(last, "…") {
 				t.Errorf("the long log line was not shortened in the display: %q", last)
+			}
+			fmt.Fprintln(l.LogWriter(), long) // held, then printed whole at Close
+			l.Close()
+			if diff := cmp.Diff([]string{above, above}, scr.text()); diff != "" {
+				t.Errorf("after Close (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -223,19 +359,35 @@ func TestLiveFallbackWidth(t *testing.T) {
 }
 
 // Snapshots and log lines from different goroutines never interleave
-// inside an escape sequence or a line.
+// inside an escape sequence or a line; after Close every line is on the
+// screen once: the warnings, then the other lines, each writer's in order.
 func TestLiveConcurrent(t *testing.T) {
 	t.Parallel()
 	scr := newScreen(t)
 	l := NewLive(scr, 100)
-	var wg sync.WaitGroup
-	var logs []string
-	for i := range 50 {
-		logs = append(logs, fmt.Sprintf("message %02d", i))
+	lw := l.LogWriter().(zerolog.LevelWriter)
+	msgs := func(prefix string) []string {
+		var m []string
+		for i := range 50 {
+			m = append(m, fmt.Sprintf("%s %02d", prefix, i))
+		}
+		return m
 	}
+	plain, info, warn := msgs("plain"), msgs("info"), msgs("warn")
+	var wg sync.WaitGroup
 	wg.Go(func() {
-		for _, m := range logs {
+		for _, m := range plain {
 			fmt.Fprintln(l.LogWriter(), m)
+		}
+	})
+	wg.Go(func() {
+		for _, m := range info {
+			_, _ = lw.WriteLevel(zerolog.InfoLevel, []byte(m+"\n"))
+		}
+	})
+	wg.Go(func() {
+		for _, m := range warn {
+			_, _ = lw.WriteLevel(zerolog.WarnLevel, []byte(m+"\n"))
 		}
 	})
 	wg.Go(func() {
@@ -247,8 +399,24 @@ func TestLiveConcurrent(t *testing.T) {
 	})
 	wg.Wait()
 	l.Close()
-	if diff := cmp.Diff(logs, scr.text()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	got := scr.text()
+	checkOnce(t, got)
+	if len(got) != 150 {
+		t.Fatalf("%d lines on the screen, want 150:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if diff := cmp.Diff(warn, got[:50]); diff != "" {
+		t.Errorf("the warnings first (-want +got):\n%s", diff)
+	}
+	var gotPlain, gotInfo []string
+	for _, line := range got[50:] {
+		if strings.HasPrefix(line, "plain") {
+			gotPlain = append(gotPlain, line)
+		} else {
+			gotInfo = append(gotInfo, line)
+		}
+	}
+	if !cmp.Equal(plain, gotPlain) || !cmp.Equal(info, gotInfo) {
+		t.Errorf("held lines out of order or lost:\n%s", strings.Join(got[50:], "\n"))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
 
@@ -116,7 +117,8 @@ func TestLiveOnPseudoTerminal(t *testing.T) {
 		_, _ = io.Copy(scr, master)
 	}()
 	l := NewLive(slave, 0)
-	_, _ = io.WriteString(l.LogWriter(), "first log line\n")
+	logAt(t, l, zerolog.InfoLevel, "first log line")
+	logAt(t, l, zerolog.WarnLevel, "a warning")
 	l.Update(measureSnap())
 	frame := scr.waitFor(t, "recent log")
 	l.Close()
@@ -134,7 +136,10 @@ func TestLiveOnPseudoTerminal(t *testing.T) {
 	if w := len([]rune(rule)); w != 59 {
 		t.Errorf("the frame is %d columns wide on a 60-column terminal, want 59:\n%s", w, strings.Join(frame, "\n"))
 	}
-	if diff := cmp.Diff([]string{"first log line", "SUMMARY"}, got); diff != "" {
+	if above, box := split(frame); !cmp.Equal(above, []string{"a warning"}) || !cmp.Equal(box, []string{"first log line", "a warning"}) {
+		t.Errorf("while the display is up: above %q, in the box %q", above, box)
+	}
+	if diff := cmp.Diff([]string{"a warning", "first log line", "SUMMARY"}, got); diff != "" {
 		t.Errorf("screen after Close (-want +got):\n%s", diff)
 	}
 }
