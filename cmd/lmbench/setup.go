@@ -164,6 +164,11 @@ func validator(o *config.Option) func(string) error {
 		default:
 			return nil
 		}
+		if positive(o.Key) && n <= 0 {
+			// prepare rejects these after the form; say it while the
+			// person can still fix the answer.
+			return fmt.Errorf("must be positive, got %s", s)
+		}
 		if o.Min != nil && n < *o.Min {
 			return fmt.Errorf("must be at least %s, got %s", strconv.FormatFloat(*o.Min, 'g', -1, 64), s)
 		}
@@ -173,3 +178,7 @@ func validator(o *config.Option) func(string) error {
 		return nil
 	}
 }
+
+// positive tells whether an option of lmbench's own must be greater than
+// zero (the original's checks of the KV cache volume and tokens per GB).
+func positive(key string) bool { return key == keyKVVolume || key == keyTokensPerGB }

@@ -181,3 +181,31 @@ func TestLiveSinkRestoresLog(t *testing.T) {
 		t.Errorf("stderr %q, display %q", stderr.String(), live.String())
 	}
 }
+
+// The form rejects a zero or negative KV cache volume or tokens per GB on
+// the spot, instead of failing after the person has finished it.
+func TestFormFieldsRejectNonPositive(t *testing.T) {
+	reg := hostRegistry()
+	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := formFields(reg.Owned(""), v)
+	for _, key := range []string{keyKVVolume, keyTokensPerGB} {
+		f := field(fs, key)
+		if f == nil {
+			t.Fatalf("no %s field", key)
+		}
+		for _, bad := range []string{"0", "-3"} {
+			if err := f.Validate(bad); err == nil || !strings.Contains(err.Error(), "must be positive, got "+bad) {
+				t.Errorf("%s: Validate(%q) = %v, want must be positive", key, bad, err)
+			}
+		}
+		if err := f.Validate("8"); err != nil {
+			t.Errorf("%s: Validate(8) = %v", key, err)
+		}
+	}
+	if err := field(fs, keySeed).Validate("0"); err != nil {
+		t.Errorf("seed 0 rejected: %v", err)
+	}
+}
