@@ -13,7 +13,7 @@ import (
 )
 
 // subcommands are completed after "lmbench".
-var subcommands = []string{"run", "sim", "plugins", "version", "completion", "help"}
+var subcommands = []string{"run", "sim", "export", "plugins", "version", "completion", "help"}
 
 // completionScripts call back into `lmbench __complete WORDS…`, which
 // prints the candidates (an empty answer means: complete file names), so
@@ -88,7 +88,21 @@ func complete(args []string) []string {
 		for _, f := range []string{"host", "port", "log-level", "help"} {
 			fs.String(f, "", "")
 		}
+		if !strings.HasPrefix(cur, "-") {
+			return nil // a value
+		}
 		return flagNames(fs, cur)
+	case "export":
+		fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
+		var f exportFlags
+		f.register(fs)
+		switch {
+		case strings.HasPrefix(cur, "-"):
+			return flagNames(fs, cur)
+		case prev == "--exporter":
+			return withPrefix(pluginNames("exporter"), cur)
+		}
+		return nil // a value: file names
 	case "run":
 		return completeRun(args[1:], prev, cur)
 	}
