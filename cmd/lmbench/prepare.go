@@ -58,7 +58,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*prepared, error) {
 	} else {
 		var simFlags []string
 		r.fs.Visit(func(f *pflag.Flag) {
-			if strings.HasPrefix(f.Name, "sim-") {
+			if strings.HasPrefix(f.Name, simFlagPrefix) {
 				simFlags = append(simFlags, "--"+f.Name)
 			}
 		})
