@@ -151,6 +151,13 @@ func validator(o *config.Option) func(string) error {
 		if s == "" {
 			return nil
 		}
+		switch {
+		case o.Key == keyEngineURL && s == builtinEngine:
+			return nil
+		case o.Key == keyEngineURL || o.Key == keyLMCacheURL:
+			// Checked as the run will, rather than after the form.
+			return checkURL(s)
+		}
 		x, err := o.Parse(s)
 		if err != nil {
 			return err
