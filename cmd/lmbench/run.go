@@ -41,6 +41,12 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		printRunHelp(stdout, r)
 		return exitOK, nil
 	}
+	if r.cli.exportConfig != "" {
+		// Before the engine is contacted or the form filled in.
+		if err := checkExportPath(r.cli.exportConfig); err != nil {
+			return exitFailed, err
+		}
+	}
 	ctx, stop := interruptible(s.log)
 	defer stop()
 
@@ -79,6 +85,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		return exitOK, nil
 	}
 	return s.execute(ctx, r, p)
+}
+
+// checkExportPath fails on a file --export-config cannot write by its
+// extension.
+func checkExportPath(path string) error {
+	if _, err := config.Parser(path); err != nil {
+		return fmt.Errorf("--export-config %s: %w", path, err)
+	}
+	return nil
 }
 
 // noSetup says why the guided setup cannot run ("" when it can): it needs

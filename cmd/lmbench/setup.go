@@ -44,6 +44,12 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		General:    formFields(general, r.vals),
 		Workloads:  names,
 		ExportPath: defaultExportPath,
+		CheckExportPath: func(path string) error {
+			if _, err := config.Parser(path); err != nil {
+				return err
+			}
+			return nil
+		},
 		WorkloadFields: func(name string) ([]ui.Field, error) {
 			if r.wl != nil && r.wl.info.GetName() == name {
 				return formFields(r.reg.Owned(name), r.vals), nil

@@ -64,6 +64,9 @@ type Setup struct {
 	Workload       string   // already chosen ("" = ask)
 	WorkloadFields func(workload string) ([]Field, error)
 	ExportPath     string // default file name offered for "export config"
+	// CheckExportPath, when set, checks the export file name as typed
+	// (its extension picks the format); the message says what is expected.
+	CheckExportPath func(path string) error
 }
 
 // Keys the form treats specially (spec §6.1 names).
@@ -614,6 +617,9 @@ func (m *setupModel) finalForm() *huh.Form {
 		Validate(func(v string) error {
 			if strings.TrimSpace(v) == "" {
 				return errors.New("the export file name is required")
+			}
+			if m.s.CheckExportPath != nil {
+				return m.s.CheckExportPath(strings.TrimSpace(v))
 			}
 			return nil
 		})).WithHideFunc(func() bool { return m.action != ActionExport })
