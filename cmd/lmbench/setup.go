@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
@@ -40,10 +41,11 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		}
 	}
 	setup := ui.Setup{
-		Missing:    missing,
-		General:    formFields(general, r.vals),
-		Workloads:  names,
-		ExportPath: defaultExportPath,
+		Missing:            missing,
+		General:            formFields(general, r.vals),
+		Workloads:          names,
+		ExportPath:         defaultExportPath,
+		EngineServesStatus: func(u string) bool { return hasStatusSource("", portOnly(strings.TrimSpace(u))) },
 		CheckExportPath: func(path string) error {
 			if _, err := config.Parser(path); err != nil {
 				return err
