@@ -140,7 +140,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 		return exitFailed, err
 	}
 	defer stopTracing()
-	sink, every := s.progressSink(v.Bool(keyQuiet))
+	sink, every := s.progressSink(ctx, v.Bool(keyQuiet))
 	res, err := bench.Execute(ctx, bench.Plan{
 		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
 		Sender: sender, Exporters: bexps,
@@ -179,14 +179,26 @@ const plainProgressEvery = 2 * time.Second
 // progressSink picks the display: the live one when stdout is a terminal
 // (logs then go through it, above the display), plain lines on stderr
 // otherwise, none when quiet.
-func (s *session) progressSink(quiet bool) (bench.ProgressSink, time.Duration) {
+func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration) {
 	switch {
 	case quiet:
 		return nil, 0
 	case isTerminal(s.stdout):
 		live := ui.NewLive(s.stdout, 0)
 		prev := s.logOut.swap(live.LogWriter())
-		return &liveSink{Live: live, restore: func() { s.logOut.swap(prev) }}, time.Second
+		// Keys typed during the run are not echoed over the display. An
+		// interrupt gives the echo back at once: a second Ctrl-C kills
+		// lmbench before the display closes.
+		input := func() {}
+		if in, ok := s.stdin.(*os.File); ok && isTerminal(in) {
+			input = ui.HushInput(in)
+		}
+		stop := context.AfterFunc(ctx, input)
+		return &liveSink{Live: live, restore: func() {
+			s.logOut.swap(prev)
+			stop()
+			input()
+		}}, time.Second
 	}
 	return bench.PlainProgress(s.stderr), plainProgressEvery
 }
