@@ -43,8 +43,23 @@ complete -c lmbench -a '(__lmbench_complete)'
 `,
 }
 
+const completionHelp = `Usage: lmbench completion bash|zsh|fish
+
+Prints the shell's completion script. It completes subcommands, flags
+(the named workload's included), workload and exporter names and option
+values. To use it:
+
+  bash:  source <(lmbench completion bash)
+  zsh:   source <(lmbench completion zsh)
+  fish:  lmbench completion fish | source
+`
+
 // cmdCompletion prints a shell's completion script.
 func cmdCompletion(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		_, err := io.WriteString(stdout, completionHelp)
+		return err
+	}
 	if len(args) != 1 || completionScripts[args[0]] == "" {
 		return usageError{fmt.Errorf("completion: expected one of bash, zsh, fish, got %q", strings.Join(args, " "))}
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +29,29 @@ func TestComplete(t *testing.T) {
 	for _, c := range cases {
 		if got := complete(c.words); !slices.Equal(got, c.want) {
 			t.Errorf("complete(%q) = %q, want %q", c.words, got, c.want)
+		}
+	}
+}
+
+// --help on the small subcommands prints their help and exits 0 (it was an
+// "unknown argument" usage error).
+func TestSmallSubcommandsHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"plugins", "--help"}, []string{"Usage: lmbench plugins", "LMBENCH_PLUGIN_PATH", "shadowed", "Searched now: "}},
+		{[]string{"plugins", "-h"}, []string{"Usage: lmbench plugins"}},
+		{[]string{"completion", "--help"}, []string{"Usage: lmbench completion bash|zsh|fish", "source <(lmbench completion bash)"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := realMain(c.args, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q", c.args, code, stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("%q: output lacks %q:\n%s", c.args, w, stdout.String())
+			}
 		}
 	}
 }
