@@ -13,8 +13,14 @@ import (
 // editing and signals are untouched, so Ctrl-C still interrupts. The
 // returned function puts the terminal back as it was; calling it again
 // does nothing. When f is not a terminal nothing changes.
+//
+// A process in the background of its terminal leaves it alone: changing
+// it would stop the process (SIGTTOU) until brought to the foreground.
 func HushInput(f *os.File) (restore func()) {
 	fd := int(f.Fd())
+	if background(fd) {
+		return func() {}
+	}
 	was, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		return func() {}
@@ -26,4 +32,12 @@ func HushInput(f *os.File) (restore func()) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, was) }) }
+}
+
+// background tells whether fd is this process's controlling terminal and
+// another process group is in its foreground. (For a terminal that is not
+// the controlling one, TIOCGPGRP fails, and changing it raises no signal.)
+func background(fd int) bool {
+	pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pg != unix.Getpgrp()
 }
