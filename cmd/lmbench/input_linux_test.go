@@ -53,9 +53,10 @@ func echoes(t *testing.T, f *os.File) bool {
 
 // With the live display on a terminal, typed keys are not echoed over it;
 // the echo comes back when the display closes, and at once on an
-// interrupt (a second Ctrl-C kills lmbench before the display closes).
+// interrupt (a second Ctrl-C kills lmbench before the display closes), and
+// when the session ends however it ends.
 func TestLiveDisplayHushesInput(t *testing.T) {
-	for _, how := range []string{"close", "interrupt"} {
+	for _, how := range []string{"close", "interrupt", "session end"} {
 		t.Run(how, func(t *testing.T) {
 			tty := ptySlave(t)
 			s := newSession(tty, tty, io.Discard)
@@ -64,6 +65,14 @@ func TestLiveDisplayHushesInput(t *testing.T) {
 			sink, _ := s.progressSink(ctx, false)
 			if sink == nil || echoes(t, tty) {
 				t.Fatalf("sink %v, echo on during the live display", sink)
+			}
+			if how == "session end" {
+				// The run failed before the display was opened and closed.
+				s.close()
+				if !echoes(t, tty) {
+					t.Error("echo still off after the session ended")
+				}
+				return
 			}
 			if how == "close" {
 				sink.Close()

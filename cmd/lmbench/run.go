@@ -194,6 +194,8 @@ func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressS
 			input = ui.HushInput(in)
 		}
 		stop := context.AfterFunc(ctx, input)
+		// Also when the run fails before the display opens (and closes).
+		s.closers = append(s.closers, input)
 		return &liveSink{Live: live, restore: func() {
 			s.logOut.swap(prev)
 			stop()
