@@ -13,7 +13,7 @@ import (
 )
 
 // subcommands are completed after "lmbench".
-var subcommands = []string{"run", "sim", "plugins", "version", "completion", "help"}
+var subcommands = []string{"run", "sim", "export", "plugins", "version", "completion", "help"}
 
 // completionScripts call back into `lmbench __complete WORDS…`, which
 // prints the candidates (an empty answer means: complete file names), so
@@ -43,8 +43,23 @@ complete -c lmbench -a '(__lmbench_complete)'
 `,
 }
 
+const completionHelp = `Usage: lmbench completion bash|zsh|fish
+
+Prints the shell's completion script. It completes subcommands, flags
+(the named workload's included), workload and exporter names and option
+values. To use it:
+
+  bash:  source <(lmbench completion bash)
+  zsh:   source <(lmbench completion zsh)
+  fish:  lmbench completion fish | source
+`
+
 // cmdCompletion prints a shell's completion script.
 func cmdCompletion(args []string, stdout io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		_, err := io.WriteString(stdout, completionHelp)
+		return err
+	}
 	if len(args) != 1 || completionScripts[args[0]] == "" {
 		return usageError{fmt.Errorf("completion: expected one of bash, zsh, fish, got %q", strings.Join(args, " "))}
 	}
@@ -88,7 +103,21 @@ func complete(args []string) []string {
 		for _, f := range []string{"host", "port", "log-level", "help"} {
 			fs.String(f, "", "")
 		}
+		if !strings.HasPrefix(cur, "-") {
+			return nil // a value
+		}
 		return flagNames(fs, cur)
+	case "export":
+		fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
+		var f exportFlags
+		f.register(fs)
+		switch {
+		case strings.HasPrefix(cur, "-"):
+			return flagNames(fs, cur)
+		case prev == "--exporter":
+			return withPrefix(pluginNames("exporter"), cur)
+		}
+		return nil // a value: file names
 	case "run":
 		return completeRun(args[1:], prev, cur)
 	}

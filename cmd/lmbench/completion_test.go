@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +14,9 @@ func TestComplete(t *testing.T) {
 	}{
 		{[]string{""}, subcommands},
 		{[]string{"r"}, []string{"run"}},
+		{[]string{"e"}, []string{"export"}},
+		{[]string{"export", "--jo"}, []string{"--journal"}},
+		{[]string{"export", "--journal", ""}, nil}, // a path
 		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
 		{[]string{"run", "--log-l"}, []string{"--log-level"}},
 		{[]string{"run", "--log-level", "d"}, []string{"debug"}},
@@ -19,10 +24,34 @@ func TestComplete(t *testing.T) {
 		{[]string{"run", "--config", ""}, nil}, // a path: the shell completes files
 		{[]string{"run", "--json", "--no-i"}, []string{"--no-interactive"}},
 		{[]string{"sim", "--po"}, []string{"--port"}},
+		{[]string{"sim", "--port", ""}, nil}, // a value, not the flags again
 	}
 	for _, c := range cases {
 		if got := complete(c.words); !slices.Equal(got, c.want) {
 			t.Errorf("complete(%q) = %q, want %q", c.words, got, c.want)
+		}
+	}
+}
+
+// --help on the small subcommands prints their help and exits 0 (it was an
+// "unknown argument" usage error).
+func TestSmallSubcommandsHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"plugins", "--help"}, []string{"Usage: lmbench plugins", "LMBENCH_PLUGIN_PATH", "shadowed", "Searched now: "}},
+		{[]string{"plugins", "-h"}, []string{"Usage: lmbench plugins"}},
+		{[]string{"completion", "--help"}, []string{"Usage: lmbench completion bash|zsh|fish", "source <(lmbench completion bash)"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := realMain(c.args, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q", c.args, code, stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("%q: output lacks %q:\n%s", c.args, w, stdout.String())
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ package main
 // required arguments and the error messages, through the real binary.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -423,5 +424,27 @@ func TestProgressAndLogFormatOffTerminal(t *testing.T) {
 	r = lmbench(t, nil, append(args, "-q")...)
 	if r.code != 0 || strings.Contains(r.stderr, "[measure]") || !strings.Contains(r.stderr, `"level":"info"`) {
 		t.Errorf("exit %d, -q stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// --export-config with a file type it cannot write fails before the
+// engine is asked for its model (and before any form).
+func TestExportConfigTypeCheckedFirst(t *testing.T) {
+	needBinaries(t)
+	t.Setenv("LMBENCH_PLUGIN_PATH", binDir)
+	var hits atomic.Int64
+	eng := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model"}]}`))
+	}))
+	defer eng.Close()
+	var stdout, stderr bytes.Buffer
+	code, err := cmdRun([]string{"--engine-url", eng.URL, "--workload", "long-doc-qa", "--tokens-per-gb-kvcache", "9",
+		"--export-config", filepath.Join(t.TempDir(), "run.txt")}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitFailed || err == nil || !strings.Contains(err.Error(), `--export-config`) || !strings.Contains(err.Error(), `unknown file type ".txt": expected .json, .yaml, .yml or .toml`) {
+		t.Fatalf("code %d err %v", code, err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the engine got %d requests before the export path was checked", n)
 	}
 }

@@ -43,6 +43,9 @@ const (
 
 const generalGroup = "General"
 
+// simFlagPrefix starts the built-in engine's flags on lmbench run.
+const simFlagPrefix = "sim-"
+
 // hostOptions are lmbench run's own options (the original's, spec §1.1,
 // plus new ones). Each is a flag, a config-file key and an LMBENCH_*
 // variable at once; plugins add theirs from their option schemas.
@@ -128,7 +131,7 @@ func runFlags(reg *config.Registry, c *cliFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&c.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
 	fs.BoolVarP(&c.help, "help", "h", false, "Show help.")
 	c.sim = sim.DefaultConfig()
-	c.sim.RegisterFlags(fs, "sim-")
+	c.sim.RegisterFlags(fs, simFlagPrefix)
 	reg.RegisterFlags(fs, func(o *config.Option) bool { return o.Owner != "" })
 	return fs
 }

@@ -27,8 +27,8 @@ on a terminal, a guided setup asks for them.
 func (s *session) helpAll(w io.Writer) error {
 	var c cliFlags
 	fs := runFlags(hostRegistry(), &c)
-	fmt.Fprintln(w, runUsage+"\n\nGeneral flags:")
-	fmt.Fprint(w, fs.FlagUsagesWrapped(100))
+	fmt.Fprintln(w, runUsage)
+	printGeneralFlags(w, fs)
 	found := plugin.Discover("workload", plugin.SearchDirs())
 	quiet := s.log.Level(zerolog.WarnLevel)
 	descs := make([]*launched, len(found))
@@ -99,8 +99,7 @@ func printRunHelp(w io.Writer, r *resolved) {
 		}
 		owned[o.Owner].AddFlag(f)
 	})
-	fmt.Fprintln(w, "\nGeneral flags:")
-	fmt.Fprint(w, general.FlagUsagesWrapped(100))
+	printGeneralFlags(w, general)
 	for _, l := range r.plugins() {
 		sub := owned[l.info.GetName()]
 		if sub == nil {
@@ -110,6 +109,28 @@ func printRunHelp(w io.Writer, r *resolved) {
 		fmt.Fprint(w, sub.FlagUsagesWrapped(100))
 	}
 	fmt.Fprint(w, runHelpFooter)
+}
+
+// printGeneralFlags prints lmbench's own flags, the built-in engine's
+// --sim-* flags in a section of their own: mixed in, their long names
+// pushed every general flag's description to a narrow column.
+func printGeneralFlags(w io.Writer, fs *pflag.FlagSet) {
+	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
+	engine := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	general.SortFlags, engine.SortFlags = false, false
+	fs.VisitAll(func(f *pflag.Flag) {
+		if strings.HasPrefix(f.Name, simFlagPrefix) {
+			engine.AddFlag(f)
+		} else {
+			general.AddFlag(f)
+		}
+	})
+	fmt.Fprintln(w, "\nGeneral flags:")
+	fmt.Fprint(w, general.FlagUsagesWrapped(100))
+	if engine.HasFlags() {
+		fmt.Fprintln(w, "\nBuilt-in engine (with --engine-url builtin; lmbench sim --help explains the cost model):")
+		fmt.Fprint(w, engine.FlagUsagesWrapped(100))
+	}
 }
 
 func capitalize(s string) string {

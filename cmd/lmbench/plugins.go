@@ -20,7 +20,23 @@ import (
 var exporterDescribeRequest = exporterv1.DescribeRequest{}
 
 // cmdPlugins lists the plugins found, asking each binary to describe itself.
+const pluginsHelp = `Usage: lmbench plugins [list]
+
+Lists the workload and exporter plugins found: kind, name, version, plugin
+protocol and path. Plugins are executables named lmbench-<kind>-<name>,
+looked for in LMBENCH_PLUGIN_PATH (a list of directories; when set, the only
+place searched), else next to the lmbench binary, in its plugins/
+subdirectory and in $XDG_DATA_HOME/lmbench/plugins. The first one of a kind
+and name wins; later ones are listed as shadowed.
+
+Searched now: %s
+`
+
 func cmdPlugins(args []string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintf(stdout, pluginsHelp, strings.Join(plugin.SearchDirs(), ", "))
+		return nil
+	}
 	if len(args) > 0 && args[0] != "list" {
 		return usageError{fmt.Errorf("plugins: unknown argument %q", args[0])}
 	}

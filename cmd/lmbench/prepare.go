@@ -58,15 +58,15 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*prepared, error) {
 	} else {
 		var simFlags []string
 		r.fs.Visit(func(f *pflag.Flag) {
-			if strings.HasPrefix(f.Name, "sim-") {
+			if strings.HasPrefix(f.Name, simFlagPrefix) {
 				simFlags = append(simFlags, "--"+f.Name)
 			}
 		})
 		if len(simFlags) > 0 {
 			return nil, usageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(simFlags, ", "), redactURL(engineURL))}
 		}
-		if _, err := url.Parse(engine.NormalizeURL(engineURL)); err != nil {
-			return nil, fmt.Errorf("%s: %q is not a URL: %v", v.Origin(keyEngineURL), redactURL(engineURL), err)
+		if err := checkURL(engineURL); err != nil {
+			return nil, fmt.Errorf("%s: %w", v.Origin(keyEngineURL), err)
 		}
 		p.engineURL, p.reportURL = engineURL, redactURL(engine.NormalizeURL(engineURL))
 	}
@@ -158,6 +158,15 @@ func exportEntries(r *resolved, p *prepared) []config.Entry {
 
 // portOnly reads a bare port number as a server on this machine
 // ("8000" → "http://localhost:8000"), as the original's setup does.
+// checkURL tells whether an engine or LMCache address, as typed, makes a
+// URL once normalised.
+func checkURL(raw string) error {
+	if _, err := url.Parse(engine.NormalizeURL(portOnly(raw))); err != nil {
+		return fmt.Errorf("%q is not a URL: %v", redactURL(raw), err)
+	}
+	return nil
+}
+
 func portOnly(u string) string {
 	if n, err := strconv.Atoi(strings.TrimSpace(u)); err == nil && n > 0 && n < 65536 {
 		return "http://localhost:" + strconv.Itoa(n)

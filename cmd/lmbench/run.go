@@ -41,6 +41,12 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		printRunHelp(stdout, r)
 		return exitOK, nil
 	}
+	if r.cli.exportConfig != "" {
+		// Before the engine is contacted or the form filled in.
+		if err := checkExportPath(r.cli.exportConfig); err != nil {
+			return exitFailed, err
+		}
+	}
 	ctx, stop := interruptible(s.log)
 	defer stop()
 
@@ -79,6 +85,15 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		return exitOK, nil
 	}
 	return s.execute(ctx, r, p)
+}
+
+// checkExportPath fails on a file --export-config cannot write by its
+// extension.
+func checkExportPath(path string) error {
+	if _, err := config.Parser(path); err != nil {
+		return fmt.Errorf("--export-config %s: %w", path, err)
+	}
+	return nil
 }
 
 // noSetup says why the guided setup cannot run ("" when it can): it needs
@@ -125,7 +140,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 		return exitFailed, err
 	}
 	defer stopTracing()
-	sink, every := s.progressSink(v.Bool(keyQuiet))
+	sink, every := s.progressSink(ctx, v.Bool(keyQuiet))
 	if live, ok := sink.(*liveSink); ok {
 		// bench.Execute closes the sink on a run; this covers the errors
 		// before one starts (and a panic), so the log lines the display
@@ -171,14 +186,28 @@ const plainProgressEvery = 2 * time.Second
 // (logs then go through it: warnings printed above the display at once,
 // other lines shown in it and printed when it closes; see package ui),
 // plain lines on stderr otherwise, none when quiet.
-func (s *session) progressSink(quiet bool) (bench.ProgressSink, time.Duration) {
+func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration) {
 	switch {
 	case quiet:
 		return nil, 0
 	case isTerminal(s.stdout):
 		live := ui.NewLive(s.stdout, 0)
 		prev := s.logOut.swap(live.LogWriter())
-		return &liveSink{Live: live, restore: func() { s.logOut.swap(prev) }}, time.Second
+		// Keys typed during the run are not echoed over the display. An
+		// interrupt gives the echo back at once: a second Ctrl-C kills
+		// lmbench before the display closes.
+		input := func() {}
+		if in, ok := s.stdin.(*os.File); ok && isTerminal(in) {
+			input = ui.HushInput(in)
+		}
+		stop := context.AfterFunc(ctx, input)
+		// Also when the run fails before the display opens (and closes).
+		s.closers = append(s.closers, input)
+		return &liveSink{Live: live, restore: func() {
+			s.logOut.swap(prev)
+			stop()
+			input()
+		}}, time.Second
 	}
 	return bench.PlainProgress(s.stderr), plainProgressEvery
 }

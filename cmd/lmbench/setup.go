@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
@@ -40,10 +41,17 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		}
 	}
 	setup := ui.Setup{
-		Missing:    missing,
-		General:    formFields(general, r.vals),
-		Workloads:  names,
-		ExportPath: defaultExportPath,
+		Missing:            missing,
+		General:            formFields(general, r.vals),
+		Workloads:          names,
+		ExportPath:         defaultExportPath,
+		EngineServesStatus: func(u string) bool { return hasStatusSource("", portOnly(strings.TrimSpace(u))) },
+		CheckExportPath: func(path string) error {
+			if _, err := config.Parser(path); err != nil {
+				return err
+			}
+			return nil
+		},
 		WorkloadFields: func(name string) ([]ui.Field, error) {
 			if r.wl != nil && r.wl.info.GetName() == name {
 				return formFields(r.reg.Owned(name), r.vals), nil
@@ -151,6 +159,13 @@ func validator(o *config.Option) func(string) error {
 		if s == "" {
 			return nil
 		}
+		switch {
+		case o.Key == keyEngineURL && s == builtinEngine:
+			return nil
+		case o.Key == keyEngineURL || o.Key == keyLMCacheURL:
+			// Checked as the run will, rather than after the form.
+			return checkURL(s)
+		}
 		x, err := o.Parse(s)
 		if err != nil {
 			return err
@@ -164,6 +179,11 @@ func validator(o *config.Option) func(string) error {
 		default:
 			return nil
 		}
+		if positive(o.Key) && n <= 0 {
+			// prepare rejects these after the form; say it while the
+			// person can still fix the answer.
+			return fmt.Errorf("must be positive, got %s", s)
+		}
 		if o.Min != nil && n < *o.Min {
 			return fmt.Errorf("must be at least %s, got %s", strconv.FormatFloat(*o.Min, 'g', -1, 64), s)
 		}
@@ -173,3 +193,7 @@ func validator(o *config.Option) func(string) error {
 		return nil
 	}
 }
+
+// positive tells whether an option of lmbench's own must be greater than
+// zero (the original's checks of the KV cache volume and tokens per GB).
+func positive(key string) bool { return key == keyKVVolume || key == keyTokensPerGB }

@@ -214,3 +214,58 @@ func TestLiveSinkLogLevels(t *testing.T) {
 		})
 	}
 }
+
+// The form rejects a zero or negative KV cache volume or tokens per GB on
+// the spot, instead of failing after the person has finished it.
+func TestFormFieldsRejectNonPositive(t *testing.T) {
+	reg := hostRegistry()
+	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := formFields(reg.Owned(""), v)
+	for _, key := range []string{keyKVVolume, keyTokensPerGB} {
+		f := field(fs, key)
+		if f == nil {
+			t.Fatalf("no %s field", key)
+		}
+		for _, bad := range []string{"0", "-3"} {
+			if err := f.Validate(bad); err == nil || !strings.Contains(err.Error(), "must be positive, got "+bad) {
+				t.Errorf("%s: Validate(%q) = %v, want must be positive", key, bad, err)
+			}
+		}
+		if err := f.Validate("8"); err != nil {
+			t.Errorf("%s: Validate(8) = %v", key, err)
+		}
+	}
+	if err := field(fs, keySeed).Validate("0"); err != nil {
+		t.Errorf("seed 0 rejected: %v", err)
+	}
+}
+
+// A malformed engine or LMCache URL is refused in the form; the forms the
+// run accepts (a bare port, host:port, builtin for the engine) pass.
+func TestFormFieldsCheckURLs(t *testing.T) {
+	reg := hostRegistry()
+	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := formFields(reg.Owned(""), v)
+	for _, key := range []string{keyEngineURL, keyLMCacheURL} {
+		f := field(fs, key)
+		for _, bad := range []string{"notaurl:://x", "http://[::1"} {
+			if err := f.Validate(bad); err == nil || !strings.Contains(err.Error(), "is not a URL") {
+				t.Errorf("%s: Validate(%q) = %v, want is not a URL", key, bad, err)
+			}
+		}
+		for _, good := range []string{"8000", "localhost:8000", "http://h:8000/v1", "https://h"} {
+			if err := f.Validate(good); err != nil {
+				t.Errorf("%s: Validate(%q) = %v", key, good, err)
+			}
+		}
+	}
+	if err := field(fs, keyEngineURL).Validate("builtin"); err != nil {
+		t.Errorf("engine builtin: %v", err)
+	}
+}

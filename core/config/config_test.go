@@ -177,6 +177,8 @@ func TestErrorsNameTheSourceValueAndExpectation(t *testing.T) {
 			[]string{"b.json", `key "seed"`, `expected an integer, got "abc"`}},
 		"fraction for an int": {Sources{File: writeFile(t, "c.yaml", "ldqa_document_length: 2.5\n")},
 			[]string{`key "ldqa_document_length"`, "expected an integer, got 2.5"}},
+		"list for a string": {Sources{File: writeFile(t, "f.yaml", "model: [a, b]\n")},
+			[]string{`key "model"`, `expected a string, got a list ["a","b"]`}},
 		"bad enum in env": {Sources{Environ: []string{"LMBENCH_LDQA_SHUFFLE_POLICY=zigzag"}},
 			[]string{"LMBENCH_LDQA_SHUFFLE_POLICY", "expected one of random, tile", `got "zigzag"`}},
 		"bad float in env": {Sources{Environ: []string{"LMBENCH_KV_CACHE_VOLUME=lots"}},

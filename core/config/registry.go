@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -299,10 +300,19 @@ func show(v any) string {
 		return "nothing"
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
-	case []any, map[string]any:
-		return fmt.Sprintf("%T %v", x, x)
+	case []any:
+		return "a list " + showJSON(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// showJSON renders a list from a file the way JSON writes it.
+func showJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // Format renders a typed value as text (for forms and flag defaults).

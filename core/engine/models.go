@@ -30,12 +30,13 @@ func DetectModel(ctx context.Context, baseURL, apiKey string, client *http.Clien
 		client = &http.Client{Timeout: detectTimeout}
 	}
 	id, err := fetchFirstModel(ctx, modelsURL, apiKey, client)
-	// Both texts are the original's, capital letter and full stop included.
+	// Both texts are the original's, capital letter and full stop included;
+	// a password in the URL is not repeated.
 	if errors.Is(err, errNoModels) {
-		return "", fmt.Errorf("No models returned by %s; pass --model explicitly.", modelsURL)
+		return "", fmt.Errorf("No models returned by %s; pass --model explicitly.", redactedURL(modelsURL))
 	}
 	if err != nil {
-		return "", fmt.Errorf("Failed to fetch models from %s: %w", modelsURL, err)
+		return "", fmt.Errorf("Failed to fetch models from %s: %w", redactedURL(modelsURL), err)
 	}
 	return id, nil
 }
@@ -79,4 +80,14 @@ func fetchFirstModel(ctx context.Context, modelsURL, apiKey string, client *http
 		return "", errors.New(`the first listed model has no "id"`)
 	}
 	return list.Data[0].ID, nil
+}
+
+// redactedURL is s with the password of its user information, if any,
+// replaced by "xxxxx".
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	return u.Redacted()
 }

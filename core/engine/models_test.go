@@ -92,6 +92,16 @@ func TestDetectModel(t *testing.T) {
 		})
 	}
 
+	t.Run("never repeats a password in the URL", func(t *testing.T) {
+		t.Parallel()
+		for _, base := range []string{"http://u:pw-secret-7@127.0.0.1:1", "u:pw-secret-7@127.0.0.1:1"} {
+			_, err := DetectModel(context.Background(), base, "", nil)
+			if err == nil || strings.Contains(err.Error(), "pw-secret-7") || !strings.Contains(err.Error(), "u:xxxxx@127.0.0.1:1/v1/models") {
+				t.Errorf("%s: error = %v, want the URL without its password", base, err)
+			}
+		}
+	})
+
 	t.Run("never leaks the key", func(t *testing.T) {
 		t.Parallel()
 		const key = "sk-secret-42"

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"sort"
 	"strings"
 	"time"
@@ -36,7 +37,11 @@ func TokensPerGB(ctx context.Context, url, model string, client *http.Client) (i
 	statusURL := StatusURL(url)
 	body, err := get(ctx, client, statusURL)
 	if err != nil {
-		return 0, Layout{}, fmt.Errorf("Cannot connect to LMCache server at %s: %v", statusURL, err)
+		shown := statusURL
+		if u, perr := neturl.Parse(statusURL); perr == nil {
+			shown = u.Redacted() // a password in the URL is not repeated
+		}
+		return 0, Layout{}, fmt.Errorf("Cannot connect to LMCache server at %s: %v", shown, err)
 	}
 	return FromStatus(body, model)
 }

@@ -66,4 +66,8 @@ func TestTokensPerGBOverHTTP(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "Cannot connect to LMCache server at http://127.0.0.1:1/status: ") {
 		t.Fatalf("err = %v", err)
 	}
+	_, _, err = TokensPerGB(context.Background(), "http://u:pw-secret-7@127.0.0.1:1", "m", nil)
+	if err == nil || strings.Contains(err.Error(), "pw-secret-7") || !strings.Contains(err.Error(), "http://u:xxxxx@127.0.0.1:1/status") {
+		t.Fatalf("err = %v, want the URL without its password", err)
+	}
 }

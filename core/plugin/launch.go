@@ -331,6 +331,11 @@ func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 		if k == "" || k == "timestamp" || k == "plugin" {
 			continue
 		}
+		if err, ok := args[i+1].(error); ok {
+			// Marshalled as an interface an error is usually "{}".
+			ev = ev.AnErr(k, err)
+			continue
+		}
 		ev = ev.Interface(k, args[i+1])
 	}
 	ev.Msg(msg)

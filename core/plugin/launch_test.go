@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +221,11 @@ func TestSinkLevelsAndFields(t *testing.T) {
 			name: "go-plugin errors stay errors", hcName: "plugin", level: hclog.Error, msg: "plugin process exited",
 			args: []any{"error", "exit status 2"},
 			want: map[string]any{"level": "error", "plugin": "x", "error": "exit status 2", "message": "plugin process exited"},
+		},
+		{
+			name: "an error value keeps its text", hcName: "plugin", level: hclog.Debug, msg: "received EOF, stopping recv loop",
+			args: []any{"err", fmt.Errorf("recv: %w", io.EOF)},
+			want: map[string]any{"level": "debug", "plugin": "x", "err": "recv: EOF", "message": "received EOF, stopping recv loop"},
 		},
 		{
 			name: "unknown level is debug", hcName: "plugin.lmbench-workload-x", level: hclog.NoLevel, msg: "n",

@@ -64,10 +64,18 @@ type Setup struct {
 	Workload       string   // already chosen ("" = ask)
 	WorkloadFields func(workload string) ([]Field, error)
 	ExportPath     string // default file name offered for "export config"
+	// CheckExportPath, when set, checks the export file name as typed
+	// (its extension picks the format); the message says what is expected.
+	CheckExportPath func(path string) error
+	// EngineServesStatus, when set, tells whether an engine URL (as
+	// answered) serves LMCache's /status itself, as the built-in engine
+	// does: then neither the LMCache URL nor tokens per GB is asked.
+	EngineServesStatus func(engineURL string) bool
 }
 
 // Keys the form treats specially (spec §6.1 names).
 const (
+	KeyEngineURL   = "engine_url"
 	KeyWorkload    = "workload"
 	KeyLMCacheURL  = "lmcache_url"
 	KeyTokensPerGB = "tokens_per_gb_kvcache"
@@ -405,9 +413,9 @@ func (m *setupModel) requiredForm() *huh.Form {
 					Title("LMCache server").
 					Description("Is an LMCache server running next to the engine? Its /status tells the tokens per GB of KV cache.").
 					Affirmative("Yes").Negative("No").
-					Value(&m.hasLMCache)),
-				huh.NewGroup(m.input(url)).WithHideFunc(func() bool { return !m.hasLMCache }),
-				huh.NewGroup(m.input(tok)).WithHideFunc(func() bool { return m.hasLMCache }),
+					Value(&m.hasLMCache)).WithHideFunc(m.engineServesStatus),
+				huh.NewGroup(m.input(url)).WithHideFunc(func() bool { return !m.hasLMCache || m.engineServesStatus() }),
+				huh.NewGroup(m.input(tok)).WithHideFunc(func() bool { return m.hasLMCache || m.engineServesStatus() }),
 			)
 		default:
 			e := m.missingEntry(key, general)
@@ -615,6 +623,9 @@ func (m *setupModel) finalForm() *huh.Form {
 			if strings.TrimSpace(v) == "" {
 				return errors.New("the export file name is required")
 			}
+			if m.s.CheckExportPath != nil {
+				return m.s.CheckExportPath(strings.TrimSpace(v))
+			}
 			return nil
 		})).WithHideFunc(func() bool { return m.action != ActionExport })
 	return m.newForm(action, path)
@@ -670,19 +681,37 @@ func (m *setupModel) summary() string {
 }
 
 // isShown tells whether a registered key was on a page the person saw or
-// skipped: the LMCache URL and tokens per GB are exclusive.
+// skipped: the LMCache URL and tokens per GB are exclusive, and neither is
+// asked of an engine that serves its own /status.
 func (m *setupModel) isShown(key string) bool {
 	_, url := m.entries[KeyLMCacheURL]
 	_, tok := m.entries[KeyTokensPerGB]
 	if url && tok && slices.Contains(m.asked, KeyLMCacheURL) && slices.Contains(m.asked, KeyTokensPerGB) {
 		switch key {
 		case KeyLMCacheURL:
-			return m.hasLMCache
+			return m.hasLMCache && !m.engineServesStatus()
 		case KeyTokensPerGB:
-			return !m.hasLMCache
+			return !m.hasLMCache && !m.engineServesStatus()
 		}
 	}
 	return true
+}
+
+// engineServesStatus applies Setup.EngineServesStatus to the engine URL
+// as answered (or as given, when it was not asked).
+func (m *setupModel) engineServesStatus() bool {
+	if m.s.EngineServesStatus == nil {
+		return false
+	}
+	if e, ok := m.entries[KeyEngineURL]; ok {
+		return m.s.EngineServesStatus(e.text())
+	}
+	for _, f := range m.s.General {
+		if f.Key == KeyEngineURL {
+			return m.s.EngineServesStatus(strings.TrimSpace(f.Value))
+		}
+	}
+	return false
 }
 
 func (m *setupModel) outcome() Outcome {

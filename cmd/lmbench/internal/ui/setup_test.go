@@ -288,6 +288,72 @@ func TestSetupExport(t *testing.T) {
 	}
 }
 
+// An engine that serves its own /status (the built-in one) is not asked
+// about LMCache or tokens per GB; neither is in the outcome.
+func TestSetupEngineServesStatus(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	s.General[0].Validate = nil
+	s.EngineServesStatus = func(u string) bool { return u == "builtin" }
+	c := startSetup(t, context.Background(), s)
+	c.expect("Engine URL")
+	c.send("builtin", keyEnter)
+	c.expect("Workload")
+	c.send(keyEnter) // long-doc-qa
+	c.expect("General settings")
+	if strings.Contains(c.screen(), "LMCache server") {
+		t.Errorf("asked about LMCache for the built-in engine:\n%s", c.screen())
+	}
+	c.send(keyEnter) // skip
+	c.expect("Workload settings (long-doc-qa)")
+	c.send(keyEnter) // skip
+	c.expect("What would you like to do?")
+	c.send(keyEnter) // start
+	r := c.result()
+	if r.err != nil || r.o.Action != ActionStart {
+		t.Fatalf("outcome %+v, err %v", r.o, r.err)
+	}
+	for _, k := range []string{KeyLMCacheURL, KeyTokensPerGB} {
+		if v, ok := r.o.Values[k]; ok {
+			t.Errorf("outcome has %s = %q", k, v)
+		}
+	}
+	if r.o.Values["engine_url"] != "builtin" {
+		t.Errorf("engine_url = %q", r.o.Values["engine_url"])
+	}
+}
+
+// An export file name CheckExportPath refuses is reported on the page, and
+// a good one is then accepted.
+func TestSetupExportPathChecked(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	s.Missing, s.Workload = nil, "long-doc-qa"
+	s.CheckExportPath = func(p string) error {
+		if !strings.HasSuffix(p, ".json") {
+			return fmt.Errorf("unknown file type for %q: expected .json", p)
+		}
+		return nil
+	}
+	c := startSetup(t, context.Background(), s)
+	c.expect("General settings")
+	c.send(keyEnter) // skip
+	c.expect("Workload settings (long-doc-qa)")
+	c.send(keyEnter) // skip
+	c.expect("What would you like to do?")
+	c.send(keyDown, keyEnter) // export
+	c.expect("Export file")
+	c.send(keyCtrlU, "run.txt", keyEnter)
+	c.expect(`unknown file type for "run.txt": expected .json`)
+	c.send(keyCtrlU, "run.json", keyEnter)
+	r := c.result()
+	if r.err != nil || r.o.Action != ActionExport || r.o.ExportPath != "run.json" {
+		t.Fatalf("outcome %+v, err %v", r.o, r.err)
+	}
+}
+
 // A workload given on the command line is not asked; its settings are
 // loaded up front; nothing missing goes straight to the settings.
 func TestSetupWorkloadGiven(t *testing.T) {
