@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,9 +264,16 @@ func TestInterruptDrains(t *testing.T) {
 		return &workloadv1.StepResponse{Requests: []*workloadv1.Request{chat(id, "x")},
 			Next: &workloadv1.StepResponse_WakeAtNs{WakeAtNs: r.OffsetNs + int64(10*time.Millisecond)}}, nil
 	}}
-	snd := &fakeSender{delay: func(engine.Request) time.Duration { return 30 * time.Millisecond }}
+	// Interrupt as the third request goes out (not on a timer: a loaded
+	// machine may have sent fewer by then), with all three in flight.
+	var sends atomic.Int32
+	snd := &fakeSender{delay: func(engine.Request) time.Duration {
+		if sends.Add(1) == 3 {
+			cancel()
+		}
+		return 30 * time.Millisecond
+	}}
 	rec := &recorder{}
-	time.AfterFunc(55*time.Millisecond, cancel)
 	out, err := Run(ctx, Config{Workload: wl, Sender: snd, Observer: rec, Log: zerolog.Nop()})
 	if err != nil || !out.Interrupted {
 		t.Fatalf("Run = %+v, %v", out, err)
