@@ -393,3 +393,32 @@ func TestExportErrors(t *testing.T) {
 		})
 	}
 }
+
+// An exporter named twice writes its file once: run and export both
+// accept it (it used to fail as two plugins claiming --parquet-).
+func TestExporterNamedTwice(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t)
+	dir := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "2",
+		"--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000", "--no-interactive", "-q", "--output-dir", dir,
+		"--exporter", "parquet", "--exporter", "csv", "--exporter", "parquet")
+	if r.code != exitOK {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, f := range []string{"bench_results.csv", "bench_results.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	out := t.TempDir()
+	r = lmbench(t, nil, "export", "--journal", filepath.Join(dir, "bench_journal.jsonl"), "--output-dir", out,
+		"--exporter", "parquet", "--exporter", "parquet")
+	if r.code != exitOK {
+		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "bench_results.parquet")); err != nil {
+		t.Errorf("export: %v", err)
+	}
+}

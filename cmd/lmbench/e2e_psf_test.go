@@ -175,7 +175,7 @@ func TestPrefixSuffixTunerHelpAndErrors(t *testing.T) {
 		"--psf-prefix-ratio 1":                            "--psf-prefix-ratio: prefix_ratio must be in (0.0, 1.0), got 1.0",
 		"--psf-thrash 0":                                  "--psf-thrash: thrash (GB) must be positive, got 0.0",
 		"--psf-context-length 0":                          "--psf-context-length: context_length must be positive, got 0",
-		"--psf-context-length 200 --psf-prefix-ratio .95": "suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length",
+		"--psf-context-length 200 --psf-prefix-ratio .95": "--psf-prefix-ratio: suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length (context_length 200 - prefix_tokens 190 (200 x prefix_ratio 0.95) - 32 breaker tokens)",
 	} {
 		r := lmbench(t, nil, append(base, strings.Fields(flags)...)...)
 		if r.code != 1 || !strings.Contains(r.stderr, want) {

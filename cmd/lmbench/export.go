@@ -64,7 +64,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	names := append([]string(nil), g.exporters...)
+	names := distinct(g.exporters)
 	if len(names) == 0 && len(g.exporterPlugin) == 0 {
 		names = []string{"csv"}
 	}

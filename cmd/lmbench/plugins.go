@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -63,4 +64,17 @@ func cmdPlugins(args []string, stdout io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nSearched: %s\n", strings.Join(dirs, ", "))
 	return nil
+}
+
+// distinct returns names without repeats, in first-seen order: an exporter
+// named twice (--exporter parquet --exporter parquet) writes its file once
+// instead of failing as two plugins claiming one flag prefix.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

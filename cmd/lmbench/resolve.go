@@ -100,7 +100,7 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 	if err != nil {
 		return nil, err
 	}
-	expNames := slices.Clone(c1.exporters)
+	expNames := distinct(c1.exporters)
 	if !v1.Bool(keyNoCSV) && !slices.Contains(expNames, "csv") {
 		expNames = append([]string{"csv"}, expNames...)
 	}

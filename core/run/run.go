@@ -155,19 +155,23 @@ func (l *loop) phase(ctx context.Context, ph workloadv1.Phase) (start, end time.
 		batch      []*Finished
 		timer      = time.NewTimer(never)
 		drainTimer <-chan time.Time
+		draining   bool
 		ctxDone    = ctx.Done()
 	)
 	defer timer.Stop()
 
+	// stopStepping ends the stepping, keeps the first error, and bounds the
+	// wait for in-flight requests when stopping on an error or Ctrl-C. It
+	// also acts after the workload has said it is done: the tail of every
+	// run (all sent, some in flight) must be as interruptible as the rest,
+	// and an error recording that tail must not be lost.
 	stopStepping := func(err error) {
-		if done {
-			return
-		}
 		done = true
 		if err != nil && stepErr == nil {
 			stepErr = err
 		}
-		if inflight > 0 && (err != nil || l.interrupted) {
+		if !draining && inflight > 0 && (err != nil || l.interrupted) {
+			draining = true
 			cfg.Log.Warn().Int("in_flight", inflight).Str("timeout", cfg.DrainTimeout.String()).Msg("waiting for in-flight requests")
 			drainTimer = time.After(cfg.DrainTimeout)
 		}
@@ -184,7 +188,10 @@ func (l *loop) phase(ctx context.Context, ph workloadv1.Phase) (start, end time.
 				}
 			}
 			inflight -= len(batch)
-			if stepErr == nil {
+			// After Ctrl-C the workload is not stepped again, so it is not
+			// told either (its context is cancelled, and a terminal's
+			// Ctrl-C may have stopped the plugin too).
+			if stepErr == nil && !l.interrupted {
 				if err := l.deliver(ctx, batch); err != nil {
 					stopStepping(err)
 				}

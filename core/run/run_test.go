@@ -366,3 +366,65 @@ func TestOnFinishedBatchesAreCappedByBytes(t *testing.T) {
 		t.Fatalf("batches %v", sizes)
 	}
 }
+
+// Ctrl-C after the workload has sent everything and said it is done (the
+// tail of every run): the drain timeout still bounds the wait, and the
+// cancelled requests are recorded as failed without asking the workload.
+func TestDrainTimeoutAfterDone(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	wl := &fakeWorkload{step: func(r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
+		if r.Phase == workloadv1.Phase_PHASE_WARMUP {
+			return &workloadv1.StepResponse{Next: done()}, nil
+		}
+		return &workloadv1.StepResponse{Requests: []*workloadv1.Request{chat("slow0", "x"), chat("slow1", "x")}, Next: done()}, nil
+	}, onFinished: func(*workloadv1.OnFinishedRequest) error {
+		// As a plugin that got the terminal's Ctrl-C too: it is not told
+		// of results after the interrupt, so this error never surfaces.
+		return errors.New("workload plugin: OnFinished failed: context canceled")
+	}}
+	snd := &fakeSender{delay: func(engine.Request) time.Duration { return time.Hour }}
+	rec := &recorder{}
+	time.AfterFunc(20*time.Millisecond, cancel)
+	type ran struct {
+		out Outcome
+		err error
+	}
+	ch := make(chan ran, 1)
+	go func() {
+		out, err := Run(ctx, Config{Workload: wl, Sender: snd, Observer: rec, Log: zerolog.Nop(), DrainTimeout: 50 * time.Millisecond})
+		ch <- ran{out, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil || !r.out.Interrupted || len(rec.finished) != 2 {
+			t.Fatalf("out %+v err %v finished %d", r.out, r.err, len(rec.finished))
+		}
+		for _, f := range rec.finished {
+			if f.Result.Success || f.Result.Error == "" {
+				t.Errorf("%s: want recorded as failed with its error, got %+v", f.ID, f.Result)
+			}
+		}
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("Run still waiting for in-flight requests 10 s after Ctrl-C with a 50 ms drain timeout")
+	}
+}
+
+// An observer error while the last requests finish (the journal cannot be
+// written) is returned, not dropped because the workload was already done.
+func TestObserverErrorAfterDone(t *testing.T) {
+	t.Parallel()
+	wl := &fakeWorkload{step: func(r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
+		if r.Phase == workloadv1.Phase_PHASE_WARMUP {
+			return &workloadv1.StepResponse{Next: done()}, nil
+		}
+		return &workloadv1.StepResponse{Requests: []*workloadv1.Request{chat("a", "x")}, Next: done()}, nil
+	}}
+	snd := &fakeSender{delay: func(engine.Request) time.Duration { return 10 * time.Millisecond }}
+	rec := &recorder{fail: errors.New("journal: no space left on device")}
+	_, err := Run(context.Background(), Config{Workload: wl, Sender: snd, Observer: rec, Log: zerolog.Nop()})
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("err = %v, want the observer's error", err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +155,10 @@ type parquetExporter struct {
 	tmp     string // name while writing
 	f       *os.File
 	w       *parquet.Writer
+	schema  *parquet.Schema
+	row     parquet.Row // reused by Write
+	tagKey  int         // leaf column index of tags.key_value.key
+	tagVal  int         // leaf column index of tags.key_value.value
 	tags    []tagColumn
 	typ     reflect.Type
 	rows    int64
@@ -187,9 +193,18 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 	cdc, _ := codec(o.Compression) // checked by Validate
 	e := &parquetExporter{log: env.Logger, path: path, tmp: f.Name(), f: f, tags: tagColumns(env.Run.TagKeys)}
 	e.typ = rowType(e.tags)
+	e.schema = parquet.SchemaOf(reflect.New(e.typ).Interface())
+	key, okKey := e.schema.Lookup("tags", "key_value", "key")
+	val, okVal := e.schema.Lookup("tags", "key_value", "value")
+	if !okKey || !okVal {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, errors.New("parquet: the row schema has no tags map")
+	}
+	e.tagKey, e.tagVal = key.ColumnIndex, val.ColumnIndex
 	tagKeys, _ := json.Marshal(nonNil(env.Run.TagKeys))
 	opts := []parquet.WriterOption{
-		parquet.SchemaOf(reflect.New(e.typ).Interface()),
+		e.schema,
 		parquet.Compression(cdc),
 		parquet.MaxRowsPerRowGroup(int64(o.RowGroupSize)),
 		parquet.CreatedBy("lmbench", env.Run.LMBenchVersion, ""),
@@ -236,13 +251,48 @@ func (e *parquetExporter) Write(_ context.Context, records []exporter.Record) er
 				v.Elem().Field(j + 1).Set(reflect.ValueOf(&val))
 			}
 		}
-		if err := e.w.Write(v.Interface()); err != nil {
+		e.row = e.schema.Deconstruct(e.row[:0], v.Interface())
+		sortMapEntries(e.row, e.tagKey, e.tagVal)
+		if _, err := e.w.WriteRows([]parquet.Row{e.row}); err != nil {
 			e.failed = fmt.Errorf("parquet: writing %s: %w", e.tmp, err)
 			return e.failed
 		}
 		e.rows++
 	}
 	return nil
+}
+
+// sortMapEntries puts the entries of one row's map column in key order.
+// The writer lays a Go map out in its random iteration order, so without
+// this the same tags came out in a different order from row to row and
+// from one export to the next: readers that compare maps by their entries
+// (DuckDB's GROUP BY tags) then split identical tag sets, and re-exporting
+// a journal did not give the same file. Only the values move; each slot
+// keeps its repetition and definition levels.
+func sortMapEntries(row parquet.Row, keyCol, valCol int) {
+	var keys, vals []int // positions in row
+	for i, v := range row {
+		switch v.Column() {
+		case keyCol:
+			keys = append(keys, i)
+		case valCol:
+			vals = append(vals, i)
+		}
+	}
+	if len(keys) < 2 || len(keys) != len(vals) {
+		return
+	}
+	type entry struct{ k, v parquet.Value }
+	entries := make([]entry, len(keys))
+	for j := range keys {
+		entries[j] = entry{row[keys[j]], row[vals[j]]}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return bytes.Compare(a.k.ByteArray(), b.k.ByteArray()) })
+	for j, e := range entries {
+		k, v := row[keys[j]], row[vals[j]]
+		row[keys[j]] = e.k.Level(k.RepetitionLevel(), k.DefinitionLevel(), keyCol)
+		row[vals[j]] = e.v.Level(v.RepetitionLevel(), v.DefinitionLevel(), valCol)
+	}
 }
 
 // toRow converts a record: seconds become milliseconds, the zero time and

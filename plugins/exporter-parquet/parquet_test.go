@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -435,4 +437,66 @@ func benchmarkExport(b *testing.B, n int) {
 		}
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-live-heap-MiB")
+}
+
+// TestTagMapEntriesInKeyOrder: the tags map is written in key order, so
+// identical tag sets are identical maps (DuckDB groups by them) and
+// exporting the same records twice gives the same bytes.
+func TestTagMapEntriesInKeyOrder(t *testing.T) {
+	t.Parallel()
+	keys := []string{"session", "round", "pass", "prefix", "doc", "query", "order"}
+	var recs []exporter.Record
+	for i := range 40 {
+		tags := map[string]string{}
+		for j, k := range keys {
+			tags[k] = strconv.Itoa(i*10 + j)
+		}
+		recs = append(recs, exporter.Record{RequestID: "r" + strconv.Itoa(i), Seq: int64(i + 1), Success: true, Tags: tags})
+	}
+	var files [2][]byte
+	for n := range files {
+		dir := t.TempDir()
+		run := sampleRun
+		run.OutputDir, run.TagKeys = dir, keys
+		if _, err := sdktest.RunExporter(t, Definition, nil, run, [][]exporter.Record{recs}, exporter.Summary{JSON: "{}"}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "bench_results.parquet")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+		pf := openParquet(t, path)
+		key, ok := pf.Schema().Lookup("tags", "key_value", "key")
+		if !ok {
+			t.Fatal("no tags.key_value.key column")
+		}
+		r := parquet.NewReader(pf)
+		rows := make([]parquet.Row, len(recs))
+		if m, err := r.ReadRows(rows); m != len(recs) || (err != nil && !errors.Is(err, io.EOF)) {
+			t.Fatalf("read %d rows: %v", m, err)
+		}
+		r.Close()
+		for i, row := range rows {
+			var got []string
+			for _, v := range row {
+				if v.Column() == key.ColumnIndex {
+					got = append(got, v.String())
+				}
+			}
+			if !slices.IsSorted(got) || len(got) != len(keys) {
+				t.Fatalf("row %d: tags map keys in file order %v, want the %d keys sorted", i, got, len(keys))
+			}
+		}
+		m := readAll[Row](t, pf)
+		for i := range m {
+			if d := cmp.Diff(recs[i].Tags, m[i].Tags); d != "" {
+				t.Fatalf("row %d tags (-want +got):\n%s", i, d)
+			}
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two exports of the same records differ")
+	}
 }

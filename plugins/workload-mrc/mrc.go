@@ -20,6 +20,11 @@ import (
 // not hold its sessions in memory anyway.
 const maxSessions = 1 << 20
 
+// maxLength bounds each length option: 16M tokens is far past any model's
+// context, and a typo beyond it would otherwise end in an out-of-memory
+// crash of the plugin instead of an error naming the option.
+const maxLength = 1 << 24
+
 // understood is the assistant's reply to the pre-filled history.
 const understood = "Understood, I have read the context above."
 
@@ -43,6 +48,19 @@ func (o Options) Validate() error {
 	}
 	// NaN passes the original's "<= 0" test and infinities make no
 	// schedule, so both are refused as well.
+	for _, l := range []struct {
+		opt, name string
+		v         int
+	}{
+		{"shared-prompt-length", "shared_prompt_length", o.SharedPromptLength},
+		{"chat-history-length", "chat_history_length", o.ChatHistoryLength},
+		{"user-input-length", "user_input_length", o.UserInputLength},
+		{"output-length", "output_length", o.OutputLength},
+	} {
+		if l.v > maxLength {
+			errs = append(errs, option.Errorf(l.opt, "%s must be at most %d tokens, got %d", l.name, maxLength, l.v))
+		}
+	}
 	if !(o.QPS > 0) || math.IsInf(o.QPS, 1) {
 		errs = append(errs, option.Errorf("qps", "qps must be positive, got %s", pyrepr.Float(o.QPS)))
 	}

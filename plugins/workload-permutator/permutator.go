@@ -26,6 +26,12 @@ const vocabSize = 8000
 // before this; a million long-context requests is days of benchmarking.
 const maxPermutations = 1 << 20
 
+// maxPromptTokens bounds the words of one request's user message (and of
+// the system prompt): 16M pseudo-words is far past any model's context,
+// and a typo beyond it would otherwise end in an out-of-memory crash of
+// the plugin instead of an error naming the option.
+const maxPromptTokens = 1 << 24
+
 // systemWords are the words the system prompt is drawn from.
 var systemWords = []string{
 	"the", "system", "will", "process", "your", "request",
@@ -54,6 +60,15 @@ func validate(o Options, vocab int) error {
 	}
 	if o.ContextLength <= 0 {
 		errs = append(errs, option.Errorf("context-length", "context_length must be positive, got %d", o.ContextLength))
+	} else if o.ContextLength > maxPromptTokens {
+		errs = append(errs, option.Errorf("context-length", "context_length must be at most %d tokens, got %d", maxPromptTokens, o.ContextLength))
+	} else if o.NumContexts > maxPromptTokens/o.ContextLength {
+		errs = append(errs, option.Errorf("num-contexts",
+			"num_contexts x context_length = %d x %d tokens in every request, more than the %d supported; lower either",
+			o.NumContexts, o.ContextLength, maxPromptTokens))
+	}
+	if o.SystemPromptLength > maxPromptTokens {
+		errs = append(errs, option.Errorf("system-prompt-length", "system_prompt_length must be at most %d tokens, got %d", maxPromptTokens, o.SystemPromptLength))
 	}
 	if o.NumPermutations < 1 {
 		errs = append(errs, option.Errorf("num-permutations", "num_permutations must be >= 1, got %d", o.NumPermutations))

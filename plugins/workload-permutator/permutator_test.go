@@ -149,6 +149,12 @@ func TestInvalidOptions(t *testing.T) {
 				{Option: "num-contexts", Message: "num_contexts must be >= 1, got 0"},
 				{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got -2"},
 			}},
+		{"context too long", map[string]any{"context-length": 1<<24 + 1},
+			[]option.FieldError{{Option: "context-length", Message: "context_length must be at most 16777216 tokens, got 16777217"}}},
+		{"contexts too long together", map[string]any{"num-contexts": 100000000, "context-length": 10},
+			[]option.FieldError{{Option: "num-contexts", Message: "num_contexts x context_length = 100000000 x 10 tokens in every request, more than the 16777216 supported; lower either"}}},
+		{"system prompt too long", map[string]any{"system-prompt-length": 2000000000},
+			[]option.FieldError{{Option: "system-prompt-length", Message: "system_prompt_length must be at most 16777216 tokens, got 2000000000"}}},
 		{"too many permutations", map[string]any{"num-contexts": 12, "num-permutations": 2000000},
 			[]option.FieldError{{Option: "num-permutations", Message: "num_permutations = 2000000 would send 2000000 requests, more than the 1048576 supported; lower it"}}},
 	}

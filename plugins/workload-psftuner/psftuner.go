@@ -104,8 +104,12 @@ func resolve(o Options, tokensPerGB int64) (config, error) {
 	c.PrefixTokens = max(int(math.RoundToEven(float64(o.ContextLength)*o.PrefixRatio)), 1)
 	c.SuffixTokens = o.ContextLength - c.PrefixTokens - c.BreakerTokens
 	if c.SuffixTokens < minSuffixTokens {
+		// The original's message, then the values it came from: the user
+		// gave context_length and prefix_ratio, not suffix_tokens.
 		return config{}, option.Errorf("prefix-ratio",
-			"suffix_tokens=%d is below minimum %d; reduce prefix_ratio or increase context_length", c.SuffixTokens, minSuffixTokens)
+			"suffix_tokens=%d is below minimum %d; reduce prefix_ratio or increase context_length "+
+				"(context_length %d - prefix_tokens %d (%d x prefix_ratio %s) - %d breaker tokens)",
+			c.SuffixTokens, minSuffixTokens, o.ContextLength, c.PrefixTokens, o.ContextLength, pyrepr.Float(o.PrefixRatio), c.BreakerTokens)
 	}
 	if tokensPerGB <= 0 {
 		return config{}, fmt.Errorf("tokens_per_gb_kvcache must be positive, got %d", tokensPerGB)

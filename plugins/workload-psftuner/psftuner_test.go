@@ -168,7 +168,7 @@ func TestInvalidOptions(t *testing.T) {
 		{"thrash -1", map[string]any{"thrash": -1.0},
 			[]option.FieldError{{Option: "thrash", Message: "thrash (GB) must be positive, got -1.0"}}},
 		{"suffix too small", map[string]any{"context-length": 200, "prefix-ratio": 0.95},
-			[]option.FieldError{{Option: "prefix-ratio", Message: "suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length"}}},
+			[]option.FieldError{{Option: "prefix-ratio", Message: "suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length (context_length 200 - prefix_tokens 190 (200 x prefix_ratio 0.95) - 32 breaker tokens)"}}},
 		{"absurd pool", map[string]any{"thrash": 1e12},
 			[]option.FieldError{{Option: "thrash", Message: "thrash x 1.05 x tokens_per_gb / prefix_tokens = 8.203125e+12 prefixes, more than the 16777216 supported; lower thrash (GB)"}}},
 		{"all reported together", map[string]any{"context-length": 0, "prefix-ratio": 1.5, "thrash": -2.5},
