@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures lmbench's own overhead: 200 simultaneous 2000-word random-prefill
-# requests against the built-in engine with every simulated cost at zero,
-# repeated RUNS times. Prints TTFT (as lmbench reports it) and peak RSS of
+# requests against the built-in engine with every simulated cost at zero
+# and its KV cache off (the cache's hashing is the simulated engine's work,
+# not lmbench's), repeated RUNS times. Prints TTFT (as lmbench reports it) and peak RSS of
 # the lmbench process (which includes the in-process engine), with the spread.
 set -euo pipefail
 BIN=${BIN:-bin}
@@ -10,7 +11,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 for i in $(seq "$RUNS"); do
-	/usr/bin/time -f "%M" -o "$out/rss" "$BIN/lmbench" run --engine-url builtin --sim-time-scale 0 \
+	/usr/bin/time -f "%M" -o "$out/rss" "$BIN/lmbench" run --engine-url builtin --sim-time-scale 0 --sim-gpu-gb 0 --sim-cpu-gb 0 \
 		--workload random-prefill --rp-num-requests 200 --rp-request-length 2000 \
 		--tokens-per-gb-kvcache 8192 --no-interactive -q --json --output-dir "$out/run" >/dev/null 2>&1
 	python3 - "$out/run/bench_summary.json" "$(cat "$out/rss")" <<'PY'
