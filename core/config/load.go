@@ -45,6 +45,12 @@ type Sources struct {
 	// not know (yet): the first pass, before the plugins have described
 	// their options.
 	Partial bool
+	// Elsewhere, when not nil, returns the options of the installed
+	// plugins the run does not use. It is called at most once, and only
+	// when a file key or LMBENCH_* variable is unknown to the registry:
+	// such a key that another plugin declares is ignored (listed in
+	// Values.Ignored, its value not checked) instead of being an error.
+	Elsewhere func() *Elsewhere
 }
 
 // Values is a resolved configuration.
@@ -57,6 +63,10 @@ type Values struct {
 	// UnknownEnv lists LMBENCH_* variables that set no option (only
 	// collected when not Partial); the caller warns about them.
 	UnknownEnv []string
+	// Ignored lists the file keys and LMBENCH_* variables that set an
+	// option of a plugin the run does not use (see Sources.Elsewhere),
+	// file keys first, each sorted; the caller warns about them.
+	Ignored []Ignored
 }
 
 // Load merges the defaults and the given sources. Every problem (unknown
@@ -65,6 +75,15 @@ type Values struct {
 func (r *Registry) Load(s Sources) (*Values, error) {
 	v := &Values{reg: r, k: koanf.New("."), src: map[string]Layer{}, File: s.File}
 	var errs []error
+	var other *Elsewhere
+	asked := false
+	elsewhere := func() *Elsewhere {
+		if !asked && s.Elsewhere != nil {
+			other = s.Elsewhere()
+		}
+		asked = true
+		return other
+	}
 
 	host, plugins := map[string]any{}, map[string]any{}
 	for _, o := range r.opts {
@@ -81,7 +100,8 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 	v.merge(plugins, LayerPluginDefault)
 
 	if s.File != "" {
-		m, err := r.readFile(s.File, s.Partial)
+		m, ignored, err := r.readFile(s.File, s.Partial, elsewhere)
+		v.Ignored = append(v.Ignored, ignored...)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -93,6 +113,7 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 		environ = os.Environ()
 	}
 	var envErrs []error
+	var envIgnored []Ignored
 	ek := koanf.New(".")
 	err := ek.Load(env.Provider("", env.Opt{
 		Prefix:      EnvPrefix,
@@ -101,7 +122,11 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 			o, ok := r.byEnv[name]
 			if !ok {
 				if !s.Partial && !nonOptionEnv[name] {
-					v.UnknownEnv = append(v.UnknownEnv, name)
+					if owner, ok := elsewhere().Env(name); ok {
+						envIgnored = append(envIgnored, Ignored{Name: name, Env: true, Owner: owner})
+					} else {
+						v.UnknownEnv = append(v.UnknownEnv, name)
+					}
 				}
 				return "", nil
 			}
@@ -117,6 +142,8 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 		errs = append(errs, fmt.Errorf("reading the environment: %w", err))
 	}
 	slices.Sort(v.UnknownEnv)
+	slices.SortFunc(envIgnored, func(a, b Ignored) int { return strings.Compare(a.Name, b.Name) })
+	v.Ignored = append(v.Ignored, envIgnored...)
 	errs = append(errs, sortErrs(envErrs)...)
 	v.merge(ek.All(), LayerEnv)
 
@@ -203,22 +230,24 @@ func Parser(path string) (koanf.Parser, error) {
 	return nil, fmt.Errorf("unknown file type %q: expected .json, .yaml, .yml or .toml", filepath.Ext(path))
 }
 
-// readFile loads a config file into typed values by canonical key.
-func (r *Registry) readFile(path string, partial bool) (map[string]any, error) {
+// readFile loads a config file into typed values by canonical key, and
+// lists the keys it ignored as options of plugins not in use.
+func (r *Registry) readFile(path string, partial bool, elsewhere func() *Elsewhere) (map[string]any, []Ignored, error) {
 	p, err := Parser(path)
 	if err != nil {
-		return nil, fmt.Errorf("--config %s: %w", path, err)
+		return nil, nil, fmt.Errorf("--config %s: %w", path, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--config %s: cannot read the file (expected a readable JSON, YAML or TOML file): %w", path, err)
+		return nil, nil, fmt.Errorf("--config %s: cannot read the file (expected a readable JSON, YAML or TOML file): %w", path, err)
 	}
 	fk := koanf.New(".")
 	if err := fk.Load(rawbytes.Provider(b), p); err != nil {
-		return nil, fmt.Errorf("--config %s: not a valid %s object: %v", path, strings.ToUpper(strings.TrimPrefix(filepath.Ext(path), ".")), err)
+		return nil, nil, fmt.Errorf("--config %s: not a valid %s object: %v", path, strings.ToUpper(strings.TrimPrefix(filepath.Ext(path), ".")), err)
 	}
 	out := map[string]any{}
 	var errs []error
+	var ignored []Ignored
 	all := fk.All()
 	for _, key := range slices.Sorted(func(yield func(string) bool) {
 		for k := range all {
@@ -240,9 +269,16 @@ func (r *Registry) readFile(path string, partial bool) (map[string]any, error) {
 				errs = append(errs, fmt.Errorf("--config %s: key %q: only %s is supported (lmbench always behaves so), got %s", path, key, show(want), show(val)))
 				continue
 			}
+			other := elsewhere()
+			if owner, ok := other.Key(key); ok {
+				ignored = append(ignored, Ignored{Name: key, Owner: owner})
+				continue // another plugin's option: its value is not checked
+			}
 			hint := ""
 			if s := r.Suggest(key); s != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			} else if s, owner := other.Suggest(key); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q, an option of %s %s?)", s, owner.Kind, owner.Plugin)
 			} else {
 				hint = " (expected one of: " + strings.Join(r.keys(), ", ") + ")"
 			}
@@ -263,7 +299,7 @@ func (r *Registry) readFile(path string, partial bool) (map[string]any, error) {
 		}
 		out[o.Key] = x
 	}
-	return out, errors.Join(errs...)
+	return out, ignored, errors.Join(errs...)
 }
 
 // Tolerate makes a config-file key that is not an option load without
