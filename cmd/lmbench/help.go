@@ -36,7 +36,7 @@ func (s *session) helpAll(w io.Writer) error {
 	var mu sync.Mutex
 	for i, c := range found {
 		wg.Go(func() {
-			l, err := launchQuiet(s, &mu, c.Path, quiet)
+			l, err := launchQuiet(s, &mu, "workload", c.Path, quiet)
 			if err != nil {
 				s.log.Warn().Err(err).Msg("skipping plugin")
 				return
@@ -67,11 +67,17 @@ func (s *session) helpAll(w io.Writer) error {
 	return nil
 }
 
-// launchQuiet starts a workload plugin by path for its description, with
-// warnings only, and kills it once described.
-func launchQuiet(s *session, mu *sync.Mutex, path string, log zerolog.Logger) (*launched, error) {
+// launchQuiet starts a plugin of kind ("workload" or "exporter") by path
+// for its description, with warnings only, and kills it once described.
+func launchQuiet(s *session, mu *sync.Mutex, kind, path string, log zerolog.Logger) (*launched, error) {
 	tmp := &session{log: log, launched: map[string]*launched{}}
-	l, err := tmp.workload(path, true, "--workload-plugin")
+	var l *launched
+	var err error
+	if kind == "exporter" {
+		l, err = tmp.exporter(path)
+	} else {
+		l, err = tmp.workload(path, true, "--workload-plugin")
+	}
 	mu.Lock()
 	s.clients = append(s.clients, tmp.clients...)
 	mu.Unlock()

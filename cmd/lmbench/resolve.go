@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -28,6 +30,10 @@ type session struct {
 	launched       map[string]*launched // by kind + name or path
 	clients        []*plugin.Client
 	closers        []func() // e.g. the built-in engine
+	// others are the options of installed plugins the run does not use,
+	// described on the first unknown config key (see elsewhere).
+	others    *config.Elsewhere
+	othersFor string // the plugins in use when others was collected
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
@@ -142,13 +148,106 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 	// Without a workload, file keys and variables may belong to the one
 	// the guided setup is about to pick: they are checked once it is known.
 	partial := r.wl == nil
-	if r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers, Partial: partial}); err != nil {
+	r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers, Partial: partial,
+		Elsewhere: func() *config.Elsewhere { return s.elsewhere(r.plugins()) }})
+	if r.vals != nil {
+		// Warned about even when another key is wrong: both are worth fixing.
+		for _, ig := range r.vals.Ignored {
+			field := "key"
+			if ig.Env {
+				field = "variable"
+			}
+			s.log.Warn().Str(field, ig.Name).Str("plugin", ig.Owner.Plugin).Msg(ignoredMessage(ig, r))
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range r.vals.UnknownEnv {
 		s.log.Warn().Str("variable", name).Msg("ignoring an LMBENCH_ variable that names no option (see lmbench run --help)")
 	}
 	return r, nil
+}
+
+// ignoredMessage explains why a file key or variable was ignored:
+// `ignoring config key "mrc_qps": it is an option of workload
+// multi-round-chat, not of long-doc-qa`.
+func ignoredMessage(ig config.Ignored, r *resolved) string {
+	what := fmt.Sprintf("config key %q", ig.Name)
+	if ig.Env {
+		what = "variable " + ig.Name
+	}
+	why := fmt.Sprintf("it is an option of %s %s", ig.Owner.Kind, ig.Owner.Plugin)
+	switch {
+	case ig.Owner.Kind == "workload" && r.wl != nil:
+		why += ", not of " + r.wl.info.GetName()
+	case ig.Owner.Kind == "exporter":
+		why += fmt.Sprintf(", which this run does not use (add --exporter %s to use it)", ig.Owner.Plugin)
+	}
+	return "ignoring " + what + ": " + why
+}
+
+// elsewhereTimeout bounds how long the plugins not in use may take to
+// describe themselves; those slower are left out (their keys stay errors).
+const elsewhereTimeout = 10 * time.Second
+
+// elsewhere starts every installed workload and exporter plugin that is
+// not in use, in parallel and quietly (as `lmbench run --help` does), and
+// collects the options they declare, so a config key or variable meant
+// for another workload can be told from a typo. It runs only when a key
+// is unknown, once per session and set of plugins in use.
+func (s *session) elsewhere(inUse []*launched) *config.Elsewhere {
+	used := map[string]bool{}
+	var names []string
+	for _, l := range inUse {
+		used[l.info.GetKind()+"/"+l.info.GetName()] = true
+		names = append(names, l.info.GetKind()+"/"+l.info.GetName())
+	}
+	slices.Sort(names)
+	id := strings.Join(names, ",")
+	if s.others != nil && s.othersFor == id {
+		return s.others
+	}
+	s.othersFor = id
+	var found []plugin.Candidate
+	for _, c := range plugin.Discover("", plugin.SearchDirs()) {
+		if !used[c.Kind+"/"+c.Name] {
+			found = append(found, c)
+		}
+	}
+	quiet := s.log.Level(zerolog.WarnLevel)
+	var mu sync.Mutex // guards descs and s.clients
+	descs := make([]*launched, len(found))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range found {
+		wg.Go(func() {
+			l, err := launchQuiet(s, &mu, c.Kind, c.Path, quiet)
+			if err != nil {
+				s.log.Debug().Err(err).Str("plugin", c.Path).Msg("cannot describe a plugin not in use; its options are not recognised in the config")
+				return
+			}
+			mu.Lock()
+			descs[i] = l
+			mu.Unlock()
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(elsewhereTimeout):
+		s.log.Debug().Dur("timeout", elsewhereTimeout).Msg("some plugins not in use did not describe themselves in time")
+	}
+	s.others = config.NewElsewhere()
+	mu.Lock()
+	defer mu.Unlock()
+	for i, l := range descs {
+		if l == nil || used[found[i].Kind+"/"+l.info.GetName()] {
+			continue
+		}
+		s.others.AddPlugin(found[i].Kind, l.info.GetName(), l.info.GetPrefix(), l.specs)
+	}
+	return s.others
 }
 
 // plugins returns the workload (if any) and the exporters.
