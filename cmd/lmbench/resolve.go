@@ -216,13 +216,22 @@ func (s *session) elsewhere(inUse []*launched) *config.Elsewhere {
 		}
 	}
 	quiet := s.log.Level(zerolog.WarnLevel)
-	var mu sync.Mutex // guards descs and s.clients
+	// Plugins still starting when the wait ends finish on their own; their
+	// clients are collected apart (under mu) and killed when the session
+	// closes.
+	var mu sync.Mutex // guards descs and col
+	col := &session{}
+	s.closers = append(s.closers, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		plugin.KillAll(col.clients...)
+	})
 	descs := make([]*launched, len(found))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, c := range found {
 		wg.Go(func() {
-			l, err := launchQuiet(s, &mu, c.Kind, c.Path, quiet)
+			l, err := launchQuiet(col, &mu, c.Kind, c.Path, quiet)
 			if err != nil {
 				s.log.Debug().Err(err).Str("plugin", c.Path).Msg("cannot describe a plugin not in use; its options are not recognised in the config")
 				return
