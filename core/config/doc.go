@@ -13,4 +13,9 @@
 // the flags with [Registry.RegisterFlags], parse, then call Load and read
 // typed values from the [Values]. [Write] exports a resolved configuration
 // that Load reads back.
+//
+// A file key or variable the registry does not know is an error with a
+// "did you mean" — unless [Sources.Elsewhere] shows it to be an option of
+// another installed plugin (one file serves several workloads): then it is
+// listed in [Values.Ignored] and its value left unchecked.
 package config
