@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/pyrand"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -37,11 +38,6 @@ var systemWords = []string{
 	"the", "system", "will", "process", "your", "request",
 	"and", "provide", "an", "answer", "based", "on", "context",
 }
-
-const (
-	vowels     = "aeiou"
-	consonants = "bcdfghjklmnpqrstvwxyz"
-)
 
 // warmupSystem and warmupUser make the single dummy warmup request.
 const warmupSystem = "You are a helpful assistant."
@@ -82,61 +78,19 @@ func validate(o Options, vocab int) error {
 	return errors.Join(errs...)
 }
 
-// vocabPool returns size distinct pseudo-words, sorted, exactly as the
-// original draws them from random.Random(seed): each word alternates
-// consonants and vowels (3–7 letters) and ends in the pool's size so far,
-// which makes every word unique.
-func vocabPool(size int, seed int64) []string {
-	rng := pyrand.New(seed)
-	pool := make([]string, 0, size)
-	var b strings.Builder
-	for len(pool) < size {
-		b.Reset()
-		n := rng.RandInt(3, 7)
-		for j := range n {
-			if j%2 == 0 {
-				b.WriteByte(consonants[rng.Choice(len(consonants))])
-			} else {
-				b.WriteByte(vowels[rng.Choice(len(vowels))])
-			}
-		}
-		b.WriteString(strconv.Itoa(len(pool)))
-		pool = append(pool, b.String())
-	}
-	slices.Sort(pool) // Python's sorted() on ASCII strings: byte order
-	return pool
-}
-
 // systemPrompt is length words drawn with random.Random(seed).choices from
 // systemWords, or "" for length 0.
 func systemPrompt(length int, seed int64) string {
 	if length <= 0 {
 		return ""
 	}
-	return pick(systemWords, pyrand.New(seed).Choices(len(systemWords), length))
+	return pseudoword.Join(systemWords, pyrand.New(seed).Choices(len(systemWords), length))
 }
 
 // contextText is context i: length words of the pool drawn with
 // random.Random(seed+1+i).choices, so the contexts diverge.
 func contextText(i, length int, pool []string, seed int64) string {
-	return pick(pool, pyrand.New(seed+1+int64(i)).Choices(len(pool), length))
-}
-
-// pick joins words[idx[0]], words[idx[1]], … with single spaces.
-func pick(words []string, idx []int) string {
-	n := len(idx) - 1
-	for _, i := range idx {
-		n += len(words[i])
-	}
-	var b strings.Builder
-	b.Grow(max(n, 0))
-	for k, i := range idx {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(words[i])
-	}
-	return b.String()
+	return pseudoword.Join(pool, pyrand.New(seed+1+int64(i)).Choices(len(pool), length))
 }
 
 // factorial returns n! exactly.
@@ -300,7 +254,7 @@ func (w *permutator) Banner() []workload.Field {
 func (w *permutator) context(i int) workload.Segment {
 	if w.contexts[i].Ref == "" {
 		if w.pool == nil {
-			w.pool = vocabPool(vocabSize, w.seed)
+			w.pool = pseudoword.Vocab(vocabSize, w.seed)
 		}
 		w.contexts[i] = w.content.Register("ctx"+strconv.Itoa(i), contextText(i, w.o.ContextLength, w.pool, w.seed))
 	}

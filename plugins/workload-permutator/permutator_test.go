@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -223,41 +224,6 @@ func TestBanner(t *testing.T) {
 	}
 }
 
-func TestVocabPool(t *testing.T) {
-	t.Parallel()
-	pool := vocabPool(500, 42)
-	if len(pool) != 500 {
-		t.Fatalf("size %d, want 500", len(pool))
-	}
-	if !slices.IsSorted(pool) {
-		t.Error("pool is not sorted")
-	}
-	if len(slices.Compact(slices.Clone(pool))) != 500 {
-		t.Error("pool has duplicates")
-	}
-	if !slices.Equal(pool, vocabPool(500, 42)) {
-		t.Error("same seed, different pool")
-	}
-	if slices.Equal(pool, vocabPool(500, 43)) {
-		t.Error("seeds 42 and 43 give the same pool")
-	}
-	for _, w := range pool {
-		letters := strings.TrimRight(w, "0123456789")
-		if len(letters) < 3 || len(letters) > 7 {
-			t.Fatalf("word %q: %d letters, want 3–7", w, len(letters))
-		}
-		for i := range len(letters) {
-			set := consonants
-			if i%2 == 1 {
-				set = vowels
-			}
-			if !strings.ContainsRune(set, rune(letters[i])) {
-				t.Fatalf("word %q: letter %d is not from %q", w, i, set)
-			}
-		}
-	}
-}
-
 func TestSystemPrompt(t *testing.T) {
 	t.Parallel()
 	if got := systemPrompt(0, 42); got != "" {
@@ -284,7 +250,7 @@ func TestSystemPrompt(t *testing.T) {
 func TestContexts(t *testing.T) {
 	t.Parallel()
 	w, reg := newDirect(t, Options{NumContexts: 4, ContextLength: 100, NumPermutations: 1, NumInflightRequests: 1}, 42)
-	pool := vocabPool(vocabSize, 42)
+	pool := pseudoword.Vocab(vocabSize, 42)
 	var texts []string
 	for i := range 4 {
 		c := text(t, reg, workload.User(w.context(i)))
@@ -389,7 +355,7 @@ func TestInit(t *testing.T) {
 func TestRequests(t *testing.T) {
 	t.Parallel()
 	w, _ := newDirect(t, Options{NumContexts: 3, ContextLength: 100, SystemPromptLength: 20, NumPermutations: 6, NumInflightRequests: 1}, 42)
-	pool := vocabPool(vocabSize, 42)
+	pool := pseudoword.Vocab(vocabSize, 42)
 	ctx := []string{contextText(0, 100, pool, 42), contextText(1, 100, pool, 42), contextText(2, 100, pool, 42)}
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small()})
 	measured := tr.Measured()

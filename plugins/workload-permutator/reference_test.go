@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lmbench/lmbench/sdk/pseudoword"
 )
 
 // reference is testdata/reference.json: values CPython computes with the
@@ -69,7 +70,7 @@ func TestMatchesPython(t *testing.T) {
 	t.Parallel()
 	ref := loadReference(t)
 	for _, c := range ref.Vocab {
-		pool := vocabPool(c.Size, c.Seed)
+		pool := pseudoword.Vocab(c.Size, c.Seed)
 		if len(pool) != c.Size {
 			t.Fatalf("vocab(%d, seed %d) has %d words", c.Size, c.Seed, len(pool))
 		}
@@ -88,7 +89,7 @@ func TestMatchesPython(t *testing.T) {
 		}
 	}
 	for _, c := range ref.Contexts {
-		pool := vocabPool(vocabSize, c.Seed)
+		pool := pseudoword.Vocab(vocabSize, c.Seed)
 		for i := range c.N {
 			got := contextText(i, c.Length, pool, c.Seed)
 			if head(got, 60) != c.Head[i] || sum(got) != c.SHA256[i] {

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/pyrand"
 	"github.com/lmbench/lmbench/sdk/pyrepr"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -126,46 +125,9 @@ func resolve(o Options, tokensPerGB int64) (config, error) {
 // tierTokens is the targeted tier's capacity in tokens.
 func (c config) tierTokens(tokensPerGB int64) float64 { return c.Thrash * float64(tokensPerGB) }
 
-// vocabPool is long-doc-permutator's pool of size unique pseudo-words
-// (consonant-vowel patterns with the pool's size at that point appended,
-// e.g. "boko42"), sorted, exactly as the original's _generate_vocab_pool
-// with random.Random(seed).
-func vocabPool(size int, seed int64) []string {
-	const vowels, consonants = "aeiou", "bcdfghjklmnpqrstvwxyz"
-	rng := pyrand.New(seed)
-	seen := make(map[string]struct{}, size)
-	var b strings.Builder
-	for len(seen) < size {
-		b.Reset()
-		n := rng.RandInt(3, 7)
-		for j := range n {
-			if j%2 == 0 {
-				b.WriteByte(consonants[rng.Choice(len(consonants))])
-			} else {
-				b.WriteByte(vowels[rng.Choice(len(vowels))])
-			}
-		}
-		b.WriteString(strconv.Itoa(len(seen)))
-		seen[b.String()] = struct{}{}
-	}
-	out := make([]string, 0, size)
-	for w := range seen {
-		out = append(out, w)
-	}
-	slices.Sort(out) // Python's sorted(): code-point order, which is byte order for ASCII
-	return out
-}
-
 // text is Python's " ".join(rng.choices(vocab, k=k)) after header + " ".
 func text(header string, vocab []string, rng *pyrand.Random, k int) string {
-	var b strings.Builder
-	b.Grow(len(header) + k*8)
-	b.WriteString(header)
-	for _, i := range rng.Choices(len(vocab), k) {
-		b.WriteByte(' ')
-		b.WriteString(vocab[i])
-	}
-	return b.String()
+	return header + " " + pseudoword.Join(vocab, rng.Choices(len(vocab), k))
 }
 
 // prefixText is prefix i: "PREFIX_<i as 8 hex digits>" and max(prefix_tokens
@@ -213,7 +175,7 @@ func newTuner(o Options, env workload.Env) (workload.Workload, error) {
 		seed:     env.Seed,
 		log:      env.Logger,
 		content:  env.Content,
-		vocab:    vocabPool(vocabSize, env.Seed),
+		vocab:    pseudoword.Vocab(vocabSize, env.Seed),
 		breakers: pyrand.New(env.Seed + breakerSeedOffset),
 	}
 	w.log.Debug().Msgf("Computed num_prefixes=%d from thrash=%.2f GB (target tier), overflow factor %.3f -> pool=%.2f GB, tokens_per_gb_kvcache=%d, prefix_tokens=%d",

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -359,7 +360,7 @@ func TestRequestsMatchPython(t *testing.T) {
 	for _, run := range ref.Runs {
 		t.Run(fmt.Sprint("seed ", run.Seed), func(t *testing.T) {
 			t.Parallel()
-			vocab := vocabPool(vocabSize, run.Seed)
+			vocab := pseudoword.Vocab(vocabSize, run.Seed)
 			if !slices.Equal(vocab[:5], run.VocabHead) || !slices.Equal(vocab[len(vocab)-5:], run.VocabTail) {
 				t.Errorf("vocabulary pool starts %q ends %q, Python %q … %q", vocab[:5], vocab[len(vocab)-5:], run.VocabHead, run.VocabTail)
 			}
@@ -384,23 +385,6 @@ func TestRequestsMatchPython(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestVocabPool(t *testing.T) {
-	t.Parallel()
-	a := vocabPool(vocabSize, 42)
-	if len(a) != vocabSize || !slices.IsSorted(a) {
-		t.Fatalf("pool of %d, sorted %v", len(a), slices.IsSorted(a))
-	}
-	if len(slices.Compact(slices.Clone(a))) != vocabSize {
-		t.Error("pool has duplicates")
-	}
-	if !slices.Equal(a, vocabPool(vocabSize, 42)) {
-		t.Error("same seed, different pool")
-	}
-	if slices.Equal(a, vocabPool(vocabSize, 43)) {
-		t.Error("seeds 42 and 43 give the same pool")
 	}
 }
 
