@@ -55,6 +55,7 @@
 //     CheckWorkload and CheckExporter.
 //   - pyrand, pyrepr: CPython-exact random numbers and float formatting,
 //     for plugins that must reproduce the original Python tool.
+//   - pseudoword: the original's deterministic pseudo-word vocabulary.
 //
 // handshake and wire are shared with the lmbench host; plugin authors do
 // not need them. Non-Go plugins can implement the gRPC services in
