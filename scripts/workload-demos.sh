@@ -5,7 +5,7 @@
 # KV-cache tier counters that explain them. The output is what the README's
 # "What each workload shows" section quotes.
 #
-# Usage: scripts/workload-demos.sh [ldqa|rp|psf ...]   (default: all)
+# Usage: scripts/workload-demos.sh [ldqa|mrc|rp|ldp|psf ...]   (default: all)
 # Needs: make build (bin/), curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +66,24 @@ run() {
 	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		{ n++; c += $col["cached_tokens"] }
 		END { if (n) printf "Mean cached_tokens per measured request: %.0f\n", c / n }' "$out/bench_results.csv"
+	if [ -n "${PER_TAG:-}" ]; then
+		# PER_TAG="KEY [LABEL]": one line per value of the tag column tag_KEY
+		# (numeric), with the tag column tag_LABEL shown beside it.
+		local key label
+		read -r key label <<<"$PER_TAG"
+		echo "Per $key${label:+ ($label)}: requests, mean prompt tokens, mean cached_tokens, mean TTFT (ms):"
+		awk -F, -v key="tag_$key" -v label="${label:+tag_$label}" '
+			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+			{
+				k = $col[key]; n[k]++
+				in_[k] += $col["num_input_tokens"]; c[k] += $col["cached_tokens"]; t[k] += $col["ttft"]
+				if (label != "") lab[k] = " " $col[label]
+			}
+			END {
+				for (k in n)
+					printf "  %-3s%s %5d %7.0f %7.0f %8.1f\n", k, lab[k], n[k], in_[k] / n[k], c[k] / n[k], t[k] / n[k] * 1000
+			}' "$out/bench_results.csv" | sort -n -k1,1
+	fi
 	if [ -n "${SHOW_TTFTS:-}" ]; then
 		echo "TTFT (ms) of each request, sorted (the GPU serves them in arrival order):"
 		awk -F, 'NR > 1 { printf "%.0f\n", $3 * 1000 }' "$out/bench_results.csv" | sort -n | paste -sd ' ' -
@@ -110,9 +128,35 @@ if has ldqa; then
 		--gpu-gb 1 --cpu-gb 8 --decode-per-token 1ms -- "${LDQA[@]}" --kv-cache-volume 4
 fi
 
+if has mrc; then
+	# 4 sessions (1 GB x 8,192 tokens/GB / (500 + 1,500)), each a 500-token
+	# system prompt and a 1,500-token history, asked a 50-token question every
+	# 800 ms (5 queries/s round-robin) for 4 s: rounds 0 to 4, 20-token
+	# answers at 1ms a token.
+	MRC=(--workload multi-round-chat --mrc-shared-prompt-length 500 --mrc-chat-history-length 1500
+		--mrc-user-input-length 50 --mrc-output-length 20 --mrc-qps 5 --mrc-duration 4 --kv-cache-volume 1)
+	PER_TAG=round run "multi-round-chat, no KV cache: every round is a cold prefill of the whole conversation" \
+		--gpu-gb 0 --cpu-gb 0 --decode-per-token 1ms -- "${MRC[@]}"
+	PER_TAG=round run "multi-round-chat, the sessions fit the GPU tier: each round reuses the conversation so far" \
+		--gpu-gb 4 --decode-per-token 1ms -- "${MRC[@]}"
+	PER_TAG=round run "multi-round-chat, the sessions exceed the GPU tier: the conversation comes back from the CPU tier" \
+		--gpu-gb 0.5 --decode-per-token 1ms -- "${MRC[@]}"
+fi
+
 if has rp; then
 	SHOW_TTFTS=1 run "random-prefill: 10 requests of 4,000 tokens, all at once" \
 		-- --workload random-prefill --rp-num-requests 10 --rp-request-length 4000 --kv-cache-volume 1
+fi
+
+if has ldp; then
+	# A 200-token system prompt and 3 contexts of 1,000 tokens, sent in all 6
+	# orders, one at a time, after one unrelated warmup request.
+	LDP=(--workload long-doc-permutator --ldp-num-contexts 3 --ldp-context-length 1000
+		--ldp-system-prompt-length 200 --ldp-num-permutations 6 --kv-cache-volume 1)
+	PER_TAG="perm order" run "long-doc-permutator, prefix cache: only a context already seen at the head is reused" \
+		--decode-per-token 1ms -- "${LDP[@]}"
+	PER_TAG="perm order" run "long-doc-permutator, with blending: every context seen before is reused, at any position" \
+		--decode-per-token 1ms --blend -- "${LDP[@]}"
 fi
 
 if has psf; then
