@@ -32,10 +32,11 @@ test: build ## run every module's tests (builds the binaries the end-to-end test
 test-short: ## unit tests only, no race detector
 	$(GO) test -short -count=1 work
 
-lint: ## gofmt + go vet on every module
+lint: ## gofmt + go vet on every module, and the import walls (scripts/check-layers.sh)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet work
+	scripts/check-layers.sh
 
 standalone: ## each module builds on its own (GOWORK=off), as third parties build plugins
 	@set -e; for m in sdk core cmd/lmbench $(PLUGINS); do \

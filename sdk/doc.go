@@ -4,10 +4,15 @@
 //
 // # Write a plugin in 5 minutes
 //
-// A plugin is a Go program in its own module that requires only this one:
+// A plugin is a Go program in its own module that requires only this one.
+// Until the SDK module is published, require it through a replace
+// directive pointing at a checkout of lmbench (docs/plugins.md, the
+// author's guide, has every step):
 //
 //	go mod init example.com/lmbench-fixed-prefix
-//	go get github.com/lmbench/lmbench/sdk
+//	go mod edit -require=github.com/lmbench/lmbench/sdk@v0.0.0 \
+//	            -replace=github.com/lmbench/lmbench/sdk=$HOME/src/lmbench/sdk
+//	go mod tidy
 //
 // Its main.go declares an options struct, a Definition and a main that
 // calls Serve. sdk/examples/fixedprefix is a complete workload (about 50
@@ -35,8 +40,8 @@
 //	}
 //
 // Then build it under its canonical name and put it where lmbench looks
-// (LMBENCH_PLUGIN_PATH, next to the lmbench binary, or the user plugin
-// directory):
+// (a directory of LMBENCH_PLUGIN_PATH, next to the lmbench binary, or the
+// user plugin directory), or run it by path with --workload-plugin:
 //
 //	go build -o lmbench-workload-fixed-prefix .
 //	./lmbench-workload-fixed-prefix describe      # the schema lmbench will see
@@ -57,7 +62,9 @@
 //     for plugins that must reproduce the original Python tool.
 //   - pseudoword: the original's deterministic pseudo-word vocabulary.
 //
-// handshake and wire are shared with the lmbench host; plugin authors do
-// not need them. Non-Go plugins can implement the gRPC services in
-// sdk/proto directly.
+// Shared with the lmbench host, and not needed by plugin authors:
+// protocol (the protocol's Go types and request rules), runloop (the one
+// interpreter of the protocol, which both the host and sdktest run) and
+// wire (gRPC and the handshake). Non-Go plugins implement the gRPC
+// services in sdk/proto directly (docs/plugins.md, "The wire contract").
 package sdk

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/lmbench/lmbench/core/host"
+	"github.com/rs/zerolog"
+
 	"fmt"
 	"io"
 	"slices"
@@ -139,7 +142,7 @@ func completeRun(words []string, prev, cur string) []string {
 	}
 	if workload != "" {
 		if l := describeWorkload(workload); l != nil {
-			reg.AddPlugin(l.info.GetName(), l.info.GetPrefix(), l.specs)
+			reg.AddPlugin(l.Name(), l.Prefix(), l.Options())
 		}
 	}
 	var c cliFlags
@@ -166,11 +169,11 @@ func completeRun(words []string, prev, cur string) []string {
 }
 
 // describeWorkload launches a workload plugin for its schema, or nil.
-func describeWorkload(name string) *launched {
+func describeWorkload(name string) *host.Workload {
 	s := newSession(nil, io.Discard, io.Discard)
 	defer s.close()
-	s.hasLog = true
-	l, err := s.workload(name, false, "--workload")
+	s.setLog(zerolog.Nop())
+	l, err := s.plugins.Workload(name, false, "--workload")
 	if err != nil {
 		return nil
 	}

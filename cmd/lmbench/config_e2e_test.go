@@ -171,9 +171,8 @@ func TestExportConfigRoundTrip(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run from %s: exit %d\n%s", a, r.code, r.stderr)
 	}
-	header, _ := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
 	var ran map[string]any
-	if err := json.Unmarshal([]byte(header["run"].(map[string]any)["configJson"].(string)), &ran); err != nil {
+	if err := json.Unmarshal(readJournal(t, filepath.Join(out, "bench_journal.jsonl")).Run.Config, &ran); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(ran) != fmt.Sprint(got) {

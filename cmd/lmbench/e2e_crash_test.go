@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/lmbench/lmbench/core/export"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // seqBase + k is the prompt_tokens the seqEngine reports for its k-th
@@ -144,45 +144,48 @@ func readParquet(t *testing.T, path string) ([]pqRow, map[string]string) {
 
 // checkRowsMatchJournal compares every Parquet row with the journal record
 // at the same position.
-func checkRowsMatchJournal(t *testing.T, rows []pqRow, recs []*exporterv1.Record) {
+func checkRowsMatchJournal(t *testing.T, rows []pqRow, recs []record.Record) {
 	t.Helper()
 	if len(rows) != len(recs) {
 		t.Fatalf("Parquet has %d rows, the journal %d records", len(rows), len(recs))
 	}
 	for i, r := range recs {
 		g := rows[i]
-		phase := map[exporterv1.Phase]string{exporterv1.Phase_PHASE_WARMUP: "warmup", exporterv1.Phase_PHASE_MEASURE: "measure"}[r.GetPhase()]
-		ok := g.RunID == r.GetRunId() && g.Phase == phase && g.Seq == r.GetSeq() && g.RequestID == r.GetRequestId() &&
-			g.Success == r.GetSuccess() && g.LatencyMs == r.GetLatencyS()*1000 &&
-			g.InputTokens == r.GetInputTokens() && g.OutputTokens == r.GetOutputTokens() &&
-			g.SubmitTime != nil && g.SubmitTime.UnixNano() == r.GetSubmitUnixNs() &&
-			g.FinishTime != nil && g.FinishTime.UnixNano() == r.GetFinishUnixNs() &&
-			g.TagDoc != nil && *g.TagDoc == r.GetTags()["doc"]
-		if r.GetTtftS() >= 0 && r.GetFirstTokenUnixNs() != 0 {
-			ok = ok && g.TTFTMs != nil && *g.TTFTMs == r.GetTtftS()*1000
+		ok := g.RunID == r.RunID && g.Phase == string(r.Phase) && g.Seq == r.Seq && g.RequestID == r.RequestID &&
+			g.Success == r.Success && g.LatencyMs == r.Latency*1000 &&
+			g.InputTokens == r.InputTokens && g.OutputTokens == r.OutputTokens &&
+			g.SubmitTime != nil && g.SubmitTime.UnixNano() == r.Submit.UnixNano() &&
+			g.FinishTime != nil && g.FinishTime.UnixNano() == r.Finish.UnixNano()
+		if doc, tagged := r.Tags["doc"]; tagged {
+			ok = ok && g.TagDoc != nil && *g.TagDoc == doc
+		} else {
+			ok = ok && g.TagDoc == nil
+		}
+		if r.TTFT >= 0 && !r.FirstToken.IsZero() {
+			ok = ok && g.TTFTMs != nil && *g.TTFTMs == r.TTFT*1000
 		} else {
 			ok = ok && g.TTFTMs == nil
 		}
-		if r.GetSuccess() {
+		if r.Success {
 			ok = ok && g.Error == nil
 		} else {
-			ok = ok && g.Error != nil && *g.Error == r.GetError()
+			ok = ok && g.Error != nil && *g.Error == r.Error
 		}
 		if !ok {
-			t.Errorf("row %d differs from the journal:\n row    %+v\n record %v", i, g, r)
+			t.Errorf("row %d differs from the journal:\n row    %+v\n record %+v", i, g, r)
 		}
 	}
 }
 
 // checkCSVMatchesJournal: the CSV (measured requests only, by default) has
 // the journal's measured requests in order.
-func checkCSVMatchesJournal(t *testing.T, path string, recs []*exporterv1.Record) {
+func checkCSVMatchesJournal(t *testing.T, path string, recs []record.Record) {
 	t.Helper()
 	rows := readCSV(t, path)
 	var want []string
 	for _, r := range recs {
-		if r.GetPhase() == exporterv1.Phase_PHASE_MEASURE {
-			want = append(want, r.GetRequestId()+"|"+strconv.FormatInt(r.GetInputTokens(), 10))
+		if r.Phase == record.Measure {
+			want = append(want, r.RequestID+"|"+strconv.FormatInt(r.InputTokens, 10))
 		}
 	}
 	var got []string
@@ -192,15 +195,6 @@ func checkCSVMatchesJournal(t *testing.T, path string, recs []*exporterv1.Record
 	if !slices.Equal(got, want) {
 		t.Errorf("%s rows (request_id|num_input_tokens):\n got  %v\n want %v", path, got, want)
 	}
-}
-
-func journalRecords(t *testing.T, path string) []*exporterv1.Record {
-	t.Helper()
-	_, recs, err := export.ReadJournal(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }
 
 // kill -9 of the host mid-run: the Parquet file never appears half-written
@@ -235,7 +229,7 @@ func TestKilledHostReexportFromJournal(t *testing.T) {
 	}
 
 	re := t.TempDir()
-	journal := filepath.Join(out, export.JournalName)
+	journal := filepath.Join(out, record.JournalName)
 	r := lmbench(t, nil, "export", "--journal", journal, "--exporter", "csv", "--exporter", "parquet", "--output-dir", re)
 	if r.code != 0 {
 		t.Fatalf("export exit %d\n%s", r.code, r.stderr)
@@ -246,7 +240,7 @@ func TestKilledHostReexportFromJournal(t *testing.T) {
 		}
 	}
 	rows, meta := readParquet(t, filepath.Join(re, "bench_results.parquet"))
-	recs := journalRecords(t, journal)
+	recs := readJournal(t, journal).Records
 	checkRowsMatchJournal(t, rows, recs)
 	checkCSVMatchesJournal(t, filepath.Join(re, "bench_results.csv"), recs)
 
@@ -271,7 +265,7 @@ func TestKilledHostReexportFromJournal(t *testing.T) {
 	if n := len(atKill) - len(exported); n > inflight {
 		t.Errorf("%d answered requests not in the journal, at most %d (in flight) expected", n, inflight)
 	}
-	if meta["lmbench.interrupted"] != "true" || meta["lmbench.run_id"] != recs[0].GetRunId() {
+	if meta["lmbench.interrupted"] != "true" || meta["lmbench.run_id"] != recs[0].RunID {
 		t.Errorf("metadata interrupted=%q run_id=%q", meta["lmbench.interrupted"], meta["lmbench.run_id"])
 	}
 	var summary map[string]any
@@ -280,7 +274,7 @@ func TestKilledHostReexportFromJournal(t *testing.T) {
 	}
 	measured := 0
 	for _, r := range recs {
-		if r.GetPhase() == exporterv1.Phase_PHASE_MEASURE {
+		if r.Phase == record.Measure {
 			measured++
 		}
 	}
@@ -304,10 +298,9 @@ func TestInterruptCompleteCSVAndParquet(t *testing.T) {
 		"--tokens-per-gb-kvcache", "2000", "--kv-cache-volume", "1", "--ldqa-document-length", "100", "--ldqa-query-per-document", "10",
 		"--ldqa-num-inflight-requests", "3", "--exporter", "parquet", "--parquet-row-group-size", "4",
 		"--no-interactive", "-q", "--output-dir", out)
-	journal := filepath.Join(out, export.JournalName)
+	journal := filepath.Join(out, record.JournalName)
 	waitFor(t, "journaled requests", func() bool {
-		_, recs, err := export.ReadJournal(journal)
-		return err == nil && len(recs) >= 30 // 20 warmup, then measured
+		return journaled(journal) >= 30 // 20 warmup, then measured
 	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -315,11 +308,11 @@ func TestInterruptCompleteCSVAndParquet(t *testing.T) {
 	if code := exitCode(cmd.Wait()); code != exitInterrupted {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
-	recs := journalRecords(t, journal)
+	recs := readJournal(t, journal).Records
 	if len(recs) >= 220 {
 		t.Fatalf("the run finished (%d records) before the interrupt", len(recs))
 	}
-	if recs[len(recs)-1].GetPhase() != exporterv1.Phase_PHASE_MEASURE {
+	if recs[len(recs)-1].Phase != record.Measure {
 		t.Fatal("interrupted before any measured request: the CSV comparison proves nothing")
 	}
 	rows, meta := readParquet(t, filepath.Join(out, "bench_results.parquet"))
@@ -352,10 +345,23 @@ func TestInterruptCompleteCSVAndParquet(t *testing.T) {
 	}
 	reRows, reMeta := readParquet(t, filepath.Join(re, "rebuilt.parquet"))
 	checkRowsMatchJournal(t, reRows, recs)
-	for _, k := range []string{"lmbench.summary", "lmbench.run_id", "lmbench.config", "lmbench.schema_version"} {
+	for _, k := range []string{"lmbench.run_id", "lmbench.config", "lmbench.schema_version"} {
 		if reMeta[k] != meta[k] {
 			t.Errorf("re-exported %s = %q, run wrote %q", k, reMeta[k], meta[k])
 		}
+	}
+	// The run's own summary, not one computed again (whose elapsed time
+	// and percentiles would differ): the same JSON value. The journal
+	// keeps the summary's content, not its indentation.
+	var runSummary, reSummary any
+	if err := json.Unmarshal([]byte(meta["lmbench.summary"]), &runSummary); err != nil {
+		t.Fatalf("run's lmbench.summary: %v", err)
+	}
+	if err := json.Unmarshal([]byte(reMeta["lmbench.summary"]), &reSummary); err != nil {
+		t.Fatalf("re-exported lmbench.summary: %v", err)
+	}
+	if d := cmp.Diff(runSummary, reSummary); d != "" {
+		t.Errorf("re-exported lmbench.summary differs from the run's (-run +re-export):\n%s", d)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // TestLongDocPermutatorEndToEnd runs the real long-doc-permutator plugin
@@ -88,15 +90,13 @@ func TestLongDocPermutatorEndToEnd(t *testing.T) {
 	}
 
 	// The journal tags every measured request with its permutation.
-	_, recs := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
 	var ids, tagged []string
-	for _, rec := range recs {
-		if rec["phase"] != "PHASE_MEASURE" {
+	for _, rec := range readJournal(t, filepath.Join(out, "bench_journal.jsonl")).Records {
+		if rec.Phase != record.Measure {
 			continue
 		}
-		tags, _ := rec["tags"].(map[string]any)
-		ids = append(ids, rec["request_id"].(string))
-		tagged = append(tagged, fmt.Sprintf("%v:%v", tags["perm"], tags["order"]))
+		ids = append(ids, rec.RequestID)
+		tagged = append(tagged, rec.Tags["perm"]+":"+rec.Tags["order"])
 	}
 	slices.Sort(ids)
 	slices.Sort(tagged)

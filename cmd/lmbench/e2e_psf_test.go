@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,18 +123,17 @@ func TestPrefixSuffixTunerEndToEnd(t *testing.T) {
 
 	// The journal: both passes, in the same prefix order, each request sent
 	// only after the previous one finished.
-	_, recs := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
-	sort.Slice(recs, func(a, b int) bool { return psfInt(recs[a]["seq"]) < psfInt(recs[b]["seq"]) })
+	recs := readJournal(t, filepath.Join(out, "bench_journal.jsonl")).Records
+	sort.Slice(recs, func(a, b int) bool { return recs[a].Seq < recs[b].Seq })
 	var got []string
 	for k, rec := range recs {
-		tags := rec["tags"].(map[string]any)
-		got = append(got, fmt.Sprintf("%s:%v:%v:%v", rec["request_id"], rec["phase"], tags["pass"], tags["prefix"]))
-		if k > 0 && psfInt(rec["submit_unix_ns"]) < psfInt(recs[k-1]["finish_unix_ns"]) {
-			t.Errorf("%s was sent before %s finished", rec["request_id"], recs[k-1]["request_id"])
+		got = append(got, fmt.Sprintf("%s:%s:%s:%s", rec.RequestID, rec.Phase, rec.Tags["pass"], rec.Tags["prefix"]))
+		if k > 0 && rec.Submit.Before(recs[k-1].Finish) {
+			t.Errorf("%s was sent before %s finished", rec.RequestID, recs[k-1].RequestID)
 		}
 	}
-	want := []string{"pass1_p0:PHASE_WARMUP:1:0", "pass1_p1:PHASE_WARMUP:1:1", "pass1_p2:PHASE_WARMUP:1:2",
-		"pass2_p0:PHASE_MEASURE:2:0", "pass2_p1:PHASE_MEASURE:2:1", "pass2_p2:PHASE_MEASURE:2:2"}
+	want := []string{"pass1_p0:warmup:1:0", "pass1_p1:warmup:1:1", "pass1_p2:warmup:1:2",
+		"pass2_p0:measure:2:0", "pass2_p1:measure:2:1", "pass2_p2:measure:2:2"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("journal:\n got %v\nwant %v", got, want)
 	}
@@ -185,16 +183,4 @@ func TestPrefixSuffixTunerHelpAndErrors(t *testing.T) {
 	if n := len(eng.requests()); n != 0 {
 		t.Errorf("invalid options sent %d requests", n)
 	}
-}
-
-// psfInt reads a journal integer (protojson writes int64 as a string).
-func psfInt(v any) int64 {
-	switch x := v.(type) {
-	case string:
-		n, _ := strconv.ParseInt(x, 10, 64)
-		return n
-	case float64:
-		return int64(x)
-	}
-	return 0
 }

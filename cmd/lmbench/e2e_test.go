@@ -5,7 +5,6 @@ package main
 // fake defined here, not lmbench's own simulator).
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lmbench/lmbench/core/record"
 )
 
 var binDir string
@@ -338,16 +339,10 @@ func TestHostKilledLeavesJournalAndNoOrphans(t *testing.T) {
 		return len(plugins) == 2
 	})
 	journal := filepath.Join(out, "bench_journal.jsonl")
-	waitFor(t, "finished requests in the journal", func() bool {
-		if _, err := os.Stat(journal); err != nil {
-			return false
-		}
-		_, recs := readJournal(t, journal)
-		return len(recs) >= 5
-	})
+	waitFor(t, "finished requests in the journal", func() bool { return journaled(journal) >= 5 })
 	cmd.Process.Kill()
 	cmd.Wait()
-	_, recs := readJournal(t, journal)
+	recs := readJournal(t, journal).Records
 	eng.mu.Lock()
 	sent := len(eng.bodies)
 	eng.mu.Unlock()
@@ -606,7 +601,7 @@ func TestWorkloadPluginKilledMidRun(t *testing.T) {
 	if len(rows) < 3 {
 		t.Errorf("CSV kept %d rows", len(rows)-1)
 	}
-	_, recs := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
+	recs := readJournal(t, filepath.Join(out, record.JournalName)).Records
 	if len(recs) < len(rows)-1 {
 		t.Errorf("journal has %d records, CSV %d", len(recs), len(rows)-1)
 	}
@@ -615,28 +610,25 @@ func TestWorkloadPluginKilledMidRun(t *testing.T) {
 	}
 }
 
-func readJournal(t *testing.T, path string) (header map[string]any, recs []map[string]any) {
+// readJournal reads a run's journal with core's reader, as lmbench
+// export does (a torn last line, from a killed host, is left out).
+func readJournal(t *testing.T, path string) *record.Contents {
 	t.Helper()
-	f, err := os.Open(path)
+	c, err := record.ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue
-		}
-		switch line["kind"] {
-		case "run":
-			header = line
-		case "request":
-			recs = append(recs, line["record"].(map[string]any))
-		}
+	return c
+}
+
+// journaled returns how many requests the journal of a running lmbench
+// holds so far: 0 while it cannot be read yet.
+func journaled(path string) int {
+	c, err := record.ReadJournal(path)
+	if err != nil {
+		return 0
 	}
-	return header, recs
+	return len(c.Records)
 }
 
 // Ctrl-C: no new requests, in-flight ones finish, files complete, exit 130.
@@ -659,10 +651,10 @@ func TestInterruptExits130WithCompleteFiles(t *testing.T) {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
 	rows := readCSV(t, csvPath)
-	_, recs := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
+	recs := readJournal(t, filepath.Join(out, record.JournalName)).Records
 	measured := 0
 	for _, r := range recs {
-		if r["phase"] == "PHASE_MEASURE" {
+		if r.Phase == record.Measure {
 			measured++
 		}
 	}

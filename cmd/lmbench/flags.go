@@ -8,18 +8,17 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/sim"
-
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // Option types, short.
 const (
-	tString   = pluginv1.OptionType_OPTION_TYPE_STRING
-	tInt      = pluginv1.OptionType_OPTION_TYPE_INT
-	tFloat    = pluginv1.OptionType_OPTION_TYPE_FLOAT
-	tBool     = pluginv1.OptionType_OPTION_TYPE_BOOL
-	tEnum     = pluginv1.OptionType_OPTION_TYPE_ENUM
-	tDuration = pluginv1.OptionType_OPTION_TYPE_DURATION
+	tString   = protocol.OptionString
+	tInt      = protocol.OptionInt
+	tFloat    = protocol.OptionFloat
+	tBool     = protocol.OptionBool
+	tEnum     = protocol.OptionEnum
+	tDuration = protocol.OptionDuration
 )
 
 // Config keys of lmbench run's own options.
@@ -29,16 +28,18 @@ const (
 	keyModel       = "model"
 	keyServedModel = "served_model_name"
 	keyWorkload    = "workload"
-	keyKVVolume    = "kv_cache_volume"
-	keyTokensPerGB = "tokens_per_gb_kvcache"
-	keySeed        = "seed"
-	keyOutputDir   = "output_dir"
-	keyNoCSV       = "no_csv"
-	keyJSON        = "json"
-	keyQuiet       = "quiet"
-	keyLogLevel    = "log_level"
-	keyLogFormat   = "log_format"
-	keyDrain       = "drain_timeout"
+	// keyWorkloadPlugin is --workload-plugin: a workload binary by path.
+	keyWorkloadPlugin = "workload_plugin"
+	keyKVVolume       = "kv_cache_volume"
+	keyTokensPerGB    = "tokens_per_gb_kvcache"
+	keySeed           = "seed"
+	keyOutputDir      = "output_dir"
+	keyNoCSV          = "no_csv"
+	keyJSON           = "json"
+	keyQuiet          = "quiet"
+	keyLogLevel       = "log_level"
+	keyLogFormat      = "log_format"
+	keyDrain          = "drain_timeout"
 )
 
 const generalGroup = "General"
@@ -55,6 +56,8 @@ func hostOptions() []config.Option {
 			Help: "Inference engine URL (e.g. http://localhost:8000; a bare port means this machine), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed."},
 		{Key: keyWorkload, Type: tString, Label: "Workload", Group: generalGroup,
 			Help: "Workload, by name (see lmbench plugins)."},
+		{Key: keyWorkloadPlugin, Type: tString, Label: "Workload plugin", Group: generalGroup, Advanced: true,
+			Help: "Path of a workload plugin binary to run (instead of --workload)."},
 		{Key: keyLMCacheURL, Type: tString, Label: "LMCache server URL", Group: generalGroup,
 			Help: "LMCache MP server URL for auto-detecting tokens per GB (read from its /status)."},
 		{Key: keyTokensPerGB, Type: tInt, Label: "Tokens per GB of KV cache", Group: generalGroup,
@@ -108,7 +111,6 @@ type cliFlags struct {
 	config         string
 	exportConfig   string
 	noInteractive  bool
-	workloadPlugin string
 	exporters      []string
 	exporterPlugin []string
 	help           bool
@@ -126,7 +128,6 @@ func runFlags(reg *config.Registry, c *cliFlags) *pflag.FlagSet {
 	reg.RegisterFlags(fs, func(o *config.Option) bool { return o.Owner == "" })
 	fs.BoolVar(&c.noInteractive, "no-interactive", false, "Disable the guided setup: fail if required arguments are missing.")
 	fs.StringVar(&c.exportConfig, "export-config", "", "Export the resolved configuration (model auto-detected, tokens per GB resolved; no engine URL or secrets) to a .json, .yaml or .toml file and exit without running.")
-	fs.StringVar(&c.workloadPlugin, "workload-plugin", "", "Path of a workload plugin binary to run (instead of --workload).")
 	fs.StringArrayVar(&c.exporters, "exporter", nil, "Extra exporter plugin by name (repeatable); csv is on unless --no-csv.")
 	fs.StringArrayVar(&c.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
 	fs.BoolVarP(&c.help, "help", "h", false, "Show help.")

@@ -20,7 +20,6 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.1
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
-	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -91,6 +90,7 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/lmbench/lmbench/core => ../../core

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
+	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
@@ -30,34 +29,16 @@ func (s *session) helpAll(w io.Writer) error {
 	fmt.Fprintln(w, runUsage)
 	printGeneralFlags(w, fs)
 	found := plugin.Discover("workload", plugin.SearchDirs())
-	quiet := s.log.Level(zerolog.WarnLevel)
-	descs := make([]*launched, len(found))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for i, c := range found {
-		wg.Go(func() {
-			l, err := launchQuiet(s, &mu, "workload", c.Path, quiet)
-			if err != nil {
-				s.log.Warn().Err(err).Msg("skipping plugin")
-				return
-			}
-			descs[i] = l
-		})
-	}
-	wg.Wait()
-	for _, l := range descs {
-		if l == nil {
-			continue
-		}
+	for _, l := range s.plugins.DescribeAll(found, time.Minute) {
 		reg := config.NewRegistry()
-		if _, err := reg.AddPlugin(l.info.GetName(), l.info.GetPrefix(), l.specs); err != nil {
+		if _, err := reg.AddPlugin(l.Name, l.Prefix, l.Options); err != nil {
 			s.log.Warn().Err(err).Msg("skipping plugin")
 			continue
 		}
-		wfs := pflag.NewFlagSet(l.info.GetName(), pflag.ContinueOnError)
+		wfs := pflag.NewFlagSet(l.Name, pflag.ContinueOnError)
 		wfs.SortFlags = false
 		reg.RegisterFlags(wfs, nil)
-		fmt.Fprintf(w, "\nWorkload %s — %s:\n", l.info.GetName(), l.info.GetSummary())
+		fmt.Fprintf(w, "\nWorkload %s — %s:\n", l.Name, l.Summary)
 		fmt.Fprint(w, wfs.FlagUsagesWrapped(100))
 	}
 	if len(found) == 0 {
@@ -65,26 +46,6 @@ func (s *session) helpAll(w io.Writer) error {
 	}
 	fmt.Fprint(w, runHelpFooter)
 	return nil
-}
-
-// launchQuiet starts a plugin of kind ("workload" or "exporter") by path
-// for its description, with warnings only, and kills it once described.
-func launchQuiet(s *session, mu *sync.Mutex, kind, path string, log zerolog.Logger) (*launched, error) {
-	tmp := &session{log: log, launched: map[string]*launched{}}
-	var l *launched
-	var err error
-	if kind == "exporter" {
-		l, err = tmp.exporter(path)
-	} else {
-		l, err = tmp.workload(path, true, "--workload-plugin")
-	}
-	mu.Lock()
-	s.clients = append(s.clients, tmp.clients...)
-	mu.Unlock()
-	if l != nil {
-		l.client.Kill()
-	}
-	return l, err
 }
 
 // printRunHelp prints run's help for the chosen workload and exporters.
@@ -107,11 +68,11 @@ func printRunHelp(w io.Writer, r *resolved) {
 	})
 	printGeneralFlags(w, general)
 	for _, l := range r.plugins() {
-		sub := owned[l.info.GetName()]
+		sub := owned[l.Name()]
 		if sub == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.info.GetKind()), l.info.GetName(), l.info.GetSummary())
+		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.Kind()), l.Name(), l.Summary())
 		fmt.Fprint(w, sub.FlagUsagesWrapped(100))
 	}
 	fmt.Fprint(w, runHelpFooter)

@@ -34,6 +34,7 @@ type usageError struct{ error }
 // cleanup run, so no plugin process outlives the host.
 func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer plugin.Cleanup()
+	servePprof()
 	if len(args) == 0 {
 		printUsage(stdout)
 		return exitUsage

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,24 +10,18 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/lmbench/lmbench/core/plugin"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
 )
-
-var exporterDescribeRequest = exporterv1.DescribeRequest{}
 
 // cmdPlugins lists the plugins found, asking each binary to describe itself.
 const pluginsHelp = `Usage: lmbench plugins [list]
 
 Lists the workload and exporter plugins found: kind, name, version, plugin
 protocol and path. Plugins are executables named lmbench-<kind>-<name>,
-looked for in LMBENCH_PLUGIN_PATH (a list of directories; when set, the only
-place searched), else next to the lmbench binary, in its plugins/
-subdirectory and in $XDG_DATA_HOME/lmbench/plugins. The first one of a kind
-and name wins; later ones are listed as shadowed.
+looked for in the directories of LMBENCH_PLUGIN_PATH (a list, like PATH),
+then next to the lmbench binary, in its plugins/ subdirectory and in
+$XDG_DATA_HOME/lmbench/plugins. The first one of a kind and name wins;
+later ones are listed as shadowed.
 
 Searched now: %s
 `
@@ -50,10 +43,9 @@ func cmdPlugins(args []string, stdout io.Writer) error {
 		out, err := exec.CommandContext(ctx, c.Path, "describe").Output()
 		cancel()
 		if err == nil {
-			var d workloadv1.DescribeResponse // both kinds share the info field
-			if (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(bytes.TrimSpace(out), &d) == nil {
-				version = d.GetInfo().GetVersion()
-				proto = fmt.Sprintf("v1.%d", d.GetInfo().GetProtocolMinor())
+			if d, err := plugin.ParseDescribe(out); err == nil {
+				version = d.Info.Version
+				proto = fmt.Sprintf("v1.%d", d.Info.ProtocolMinor)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Kind, c.Name, version, proto, c.Path)

@@ -1,7 +1,13 @@
 package main
 
-import "testing"
+import (
+	"testing"
 
+	"github.com/lmbench/lmbench/core/host"
+)
+
+// A bare port on --engine-url or --lmcache-url means this machine, as in
+// the original's setup; anything else is left as typed.
 func TestPortOnly(t *testing.T) {
 	for in, want := range map[string]string{
 		"8000":             "http://localhost:8000",
@@ -12,8 +18,8 @@ func TestPortOnly(t *testing.T) {
 		"70000":            "70000",
 		"":                 "",
 	} {
-		if got := portOnly(in); got != want {
-			t.Errorf("portOnly(%q) = %q, want %q", in, got, want)
+		if got := host.PortOnly(in); got != want {
+			t.Errorf("host.PortOnly(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

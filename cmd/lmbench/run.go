@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,13 +13,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/report"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // cmdRun is `lmbench run`: resolve the configuration (with the guided
@@ -73,7 +71,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		return exitFailed, err
 	}
 	if r.cli.exportConfig != "" {
-		if err := config.Write(r.cli.exportConfig, p.entries); err != nil {
+		if err := config.Write(r.cli.exportConfig, exportEntries(r, p)); err != nil {
 			return exitFailed, err
 		}
 		fmt.Fprintf(stdout, "Configuration exported to %s\n", r.cli.exportConfig)
@@ -81,7 +79,11 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		if isTerminal(stdout) {
 			on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
 		}
-		fmt.Fprintf(stdout, "%sReplay with: lmbench run --engine-url %s --config %s%s\n", on, redactURL(r.vals.String(keyEngineURL)), r.cli.exportConfig, off)
+		replay := "lmbench run --engine-url " + shellQuote(host.RedactURL(r.vals.String(keyEngineURL)))
+		if r.wl.ByPath {
+			replay += " --workload-plugin " + shellQuote(r.wl.Path)
+		}
+		fmt.Fprintf(stdout, "%sReplay with: %s --config %s%s\n", on, replay, shellQuote(r.cli.exportConfig), off)
 		return exitOK, nil
 	}
 	return s.execute(ctx, r, p)
@@ -114,24 +116,19 @@ func (s *session) noSetup(r *resolved) string {
 // execute runs the benchmark with the progress display the streams call
 // for: live on a terminal, a plain line every few seconds otherwise, none
 // with --quiet.
-func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, error) {
+func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (int, error) {
 	v, log, wl := r.vals, s.log, r.wl
-	printBanner(s.stdout, p.cr, isTerminal(s.stdout))
+	printBanner(s.stdout, p.Configured, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
-		wl.info.GetName(), p.model, v.Float(keyKVVolume), p.tokensPerGB)
+		wl.Name(), p.Model, v.Float(keyKVVolume), p.TokensPerGB)
 
-	sender, err := engine.New(engine.Config{BaseURL: p.engineURL, Model: p.served, APIKey: p.apiKey})
+	sender, err := engine.New(engine.Config{BaseURL: p.EngineURL, Model: p.Served, APIKey: p.APIKey})
 	if err != nil {
 		return exitFailed, err
 	}
 	defer sender.Close()
 
-	var bexps []bench.Exporter
-	for _, e := range r.exps {
-		bexps = append(bexps, bench.Exporter{Name: e.info.GetName(), Client: exporterClient{e.client},
-			Options: r.pluginOptions(e), Flag: r.origin(e), Wrap: e.client.Wrap})
-	}
-	cfgJSON, err := config.JSON(p.entries)
+	cfgJSON, err := config.JSON(exportEntries(r, p))
 	if err != nil {
 		return exitFailed, err
 	}
@@ -142,20 +139,20 @@ func (s *session) execute(ctx context.Context, r *resolved, p *prepared) (int, e
 	defer stopTracing()
 	sink, every := s.progressSink(ctx, v.Bool(keyQuiet))
 	if live, ok := sink.(*liveSink); ok {
-		// bench.Execute closes the sink on a run; this covers the errors
+		// host.Execute closes the sink on a run; this covers the errors
 		// before one starts (and a panic), so the log lines the display
 		// holds back are printed and the log goes back to stderr.
 		defer live.Close()
 	}
-	res, err := bench.Execute(ctx, bench.Plan{
-		Workload: workloadClient{wl.client}, WantsText: wl.wantsText, TagKeys: wl.tagKeys,
-		Sender: sender, Exporters: bexps,
+	res, err := host.Execute(ctx, host.Plan{
+		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
+		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
 		Report: report.Config{
-			EngineURL: p.reportURL, Model: p.model, Workload: wl.info.GetName(),
-			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.tokensPerGB, Seed: v.Int(keySeed),
+			EngineURL: p.ReportURL, Model: p.Model, Workload: wl.Name(),
+			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.TokensPerGB, Seed: v.Int(keySeed),
 			OutputDir: v.String(keyOutputDir), ExportCSV: !v.Bool(keyNoCSV), ExportJSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet),
 		},
-		ConfigJSON: string(cfgJSON), Version: version, Planned: int(p.cr.GetPlannedRequests()),
+		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
 		Tracing: tracing,
 	})
@@ -186,7 +183,7 @@ const plainProgressEvery = 2 * time.Second
 // (logs then go through it: warnings printed above the display at once,
 // other lines shown in it and printed when it closes; see package ui),
 // plain lines on stderr otherwise, none when quiet.
-func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration) {
+func (s *session) progressSink(ctx context.Context, quiet bool) (host.ProgressSink, time.Duration) {
 	switch {
 	case quiet:
 		return nil, 0
@@ -209,7 +206,7 @@ func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressS
 			input()
 		}}, time.Second
 	}
-	return bench.PlainProgress(s.stderr), plainProgressEvery
+	return host.PlainProgress(s.stderr), plainProgressEvery
 }
 
 // liveSink hands the log back to stderr when the display closes: the
@@ -226,50 +223,35 @@ func (l *liveSink) Close() {
 	l.restore()
 }
 
-// redactURL drops credentials from a URL before it is printed or exported.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
-}
-
 // printBanner prints the workload's configuration banner (spec §2.6).
-func printBanner(w io.Writer, cr *workloadv1.ConfigureResponse, color bool) {
+func printBanner(w io.Writer, cr protocol.Configured, color bool) {
 	bold, cyan, yellow, reset := "\033[1m", "\033[96m", "\033[93m", "\033[0m"
 	if !color {
 		bold, cyan, yellow, reset = "", "", "", ""
 	}
 	var b strings.Builder
 	b.WriteString(bold + strings.Repeat("═", 50) + reset + "\n")
-	b.WriteString(" Workload: " + cyan + cr.GetTitle() + reset + "\n")
+	b.WriteString(" Workload: " + cyan + cr.Title + reset + "\n")
 	b.WriteString(bold + strings.Repeat("─", 50) + reset + "\n")
 	width := 0
-	for _, f := range cr.GetBanner() {
-		width = max(width, len(f.GetLabel())+1)
+	for _, f := range cr.Banner {
+		width = max(width, len(f.Label)+1)
 	}
-	for _, f := range cr.GetBanner() {
-		fmt.Fprintf(&b, "  %-*s %s%s%s\n", width, f.GetLabel()+":", yellow, f.GetValue(), reset)
+	for _, f := range cr.Banner {
+		fmt.Fprintf(&b, "  %-*s %s%s%s\n", width, f.Label+":", yellow, f.Value, reset)
 	}
 	b.WriteString(bold + strings.Repeat("═", 50) + reset + "\n")
 	io.WriteString(w, b.String())
 }
 
-// exporterClient adapts an exporter plugin's gRPC client to the fan-out.
-type exporterClient struct{ c *plugin.Client }
-
-func (e exporterClient) Configure(ctx context.Context, r *exporterv1.ConfigureRequest) (*exporterv1.ConfigureResponse, error) {
-	return e.c.Exporter().Configure(ctx, r)
-}
-
-func (e exporterClient) Write(ctx context.Context, r *exporterv1.WriteRequest) (*exporterv1.WriteResponse, error) {
-	return e.c.Exporter().Write(ctx, r)
-}
-
-func (e exporterClient) Finish(ctx context.Context, r *exporterv1.FinishRequest) (*exporterv1.FinishResponse, error) {
-	return e.c.Exporter().Finish(ctx, r)
+// exporters are the run's exporters, each configured from its options.
+func (r *resolved) exporters() []host.Exporter {
+	var out []host.Exporter
+	for _, e := range r.exps {
+		out = append(out, host.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
+			Options: r.pluginOptions(e), Flag: r.origin(e)})
+	}
+	return out
 }
 
 // interruptible returns a context cancelled by the first SIGINT or SIGTERM
@@ -297,16 +279,11 @@ func interruptible(log zerolog.Logger) (context.Context, func()) {
 	}
 }
 
-// workloadClient adapts the plugin's gRPC client to the run loop and turns
-// RPC failures into errors that name the plugin.
-type workloadClient struct{ c *plugin.Client }
-
-func (w workloadClient) Step(ctx context.Context, r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
-	resp, err := w.c.Workload().Step(ctx, r)
-	return resp, w.c.Wrap("Step", err)
-}
-
-func (w workloadClient) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
-	resp, err := w.c.Workload().OnFinished(ctx, r)
-	return resp, w.c.Wrap("OnFinished", err)
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@%+,
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
@@ -34,7 +35,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	var general []*config.Option
 	for _, o := range r.reg.Owned("") {
 		switch o.Key {
-		case keyWorkload: // chosen from the discovered plugins
+		case keyWorkload, keyWorkloadPlugin: // chosen from the discovered plugins
 		case keyLogLevel, keyLogFormat: // the log is already running
 		default:
 			general = append(general, o)
@@ -45,7 +46,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		General:            formFields(general, r.vals),
 		Workloads:          names,
 		ExportPath:         defaultExportPath,
-		EngineServesStatus: func(u string) bool { return hasStatusSource("", portOnly(strings.TrimSpace(u))) },
+		EngineServesStatus: func(u string) bool { return host.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {
 			if _, err := config.Parser(path); err != nil {
 				return err
@@ -53,15 +54,15 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 			return nil
 		},
 		WorkloadFields: func(name string) ([]ui.Field, error) {
-			if r.wl != nil && r.wl.info.GetName() == name {
+			if r.wl != nil && r.wl.Name() == name {
 				return formFields(r.reg.Owned(name), r.vals), nil
 			}
-			l, err := s.workload(name, false, "workload")
+			l, err := s.plugins.Workload(name, false, "workload")
 			if err != nil {
 				return nil, err
 			}
 			reg := config.NewRegistry()
-			opts, err := reg.AddPlugin(l.info.GetName(), l.info.GetPrefix(), l.specs)
+			opts, err := reg.AddPlugin(l.Name(), l.Prefix(), l.Options())
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +75,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		},
 	}
 	if r.wl != nil {
-		setup.Workload = r.wl.info.GetName()
+		setup.Workload = r.wl.Name()
 	}
 	if r.cli.exportConfig != "" {
 		setup.ExportPath = r.cli.exportConfig
@@ -96,7 +97,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if answers == nil {
 		answers = map[string]string{}
 	}
-	if out.Workload != "" && r.cli.workloadPlugin == "" {
+	if out.Workload != "" && r.vals.String(keyWorkloadPlugin) == "" {
 		answers[keyWorkload] = out.Workload
 	}
 	nr, err := s.resolve(args, answers)
@@ -160,11 +161,11 @@ func validator(o *config.Option) func(string) error {
 			return nil
 		}
 		switch {
-		case o.Key == keyEngineURL && s == builtinEngine:
+		case o.Key == keyEngineURL && s == host.BuiltinEngine:
 			return nil
 		case o.Key == keyEngineURL || o.Key == keyLMCacheURL:
 			// Checked as the run will, rather than after the form.
-			return checkURL(s)
+			return host.CheckURL(s)
 		}
 		x, err := o.Parse(s)
 		if err != nil {

@@ -19,9 +19,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/lmbench/lmbench/core/export"
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/telemetry/otlptest"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
 )
 
 // traceparentEngine is the fake engine behind a server that records the
@@ -96,13 +95,13 @@ func TestTracesReachOTLPReceiverAndEngine(t *testing.T) {
 			if !strings.Contains(r.stderr, "recording traces") {
 				t.Errorf("stderr does not say traces are recorded:\n%s", r.stderr)
 			}
-			meta, recs, err := export.ReadJournal(filepath.Join(out, export.JournalName))
+			journal, err := record.ReadJournal(filepath.Join(out, record.JournalName))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The binary flushed before exiting: everything is there already.
 			spans := rcv.Spans()
-			checkTrace(t, meta, recs, spans, eng.traceparents())
+			checkTrace(t, journal.Run, journal.Records, spans, eng.traceparents())
 			for _, s := range spans {
 				if got := s.Resource["service.name"]; got != "lmbench-e2e" || s.Resource["deployment.environment.name"] != "ci" {
 					t.Errorf("resource %v: want service.name lmbench-e2e and OTEL_RESOURCE_ATTRIBUTES", s.Resource)
@@ -121,15 +120,15 @@ func TestTracesReachOTLPReceiverAndEngine(t *testing.T) {
 // checkTrace checks the spans against the journal and the engine's view:
 // run → phase → request, times equal to the journal's to the nanosecond,
 // attributes present, and one traceparent per request naming its span.
-func checkTrace(t *testing.T, meta *exporterv1.RunMetadata, recs []*exporterv1.Record, spans []otlptest.Span, tps []string) {
+func checkTrace(t *testing.T, run record.Run, recs []record.Record, spans []otlptest.Span, tps []string) {
 	t.Helper()
-	var run otlptest.Span
+	var runSpan otlptest.Span
 	phases := map[string]otlptest.Span{} // by span id
 	reqs := map[string]otlptest.Span{}   // by request id
 	for _, s := range spans {
 		switch {
 		case s.GetName() == "lmbench run":
-			run = s
+			runSpan = s
 		case s.GetName() == "warmup" || s.GetName() == "measure":
 			phases[spanID(s.Span)] = s
 		default:
@@ -140,24 +139,24 @@ func checkTrace(t *testing.T, meta *exporterv1.RunMetadata, recs []*exporterv1.R
 			reqs[id] = s
 		}
 	}
-	journalPhases := map[exporterv1.Phase]bool{}
+	journalPhases := map[record.Phase]bool{}
 	for _, rec := range recs {
-		journalPhases[rec.GetPhase()] = true
+		journalPhases[rec.Phase] = true
 	}
-	if run.Span == nil || len(phases) != len(journalPhases) {
-		t.Fatalf("got %d spans: run span present %v, %d phase spans; want the run and %d phases", len(spans), run.Span != nil, len(phases), len(journalPhases))
+	if runSpan.Span == nil || len(phases) != len(journalPhases) {
+		t.Fatalf("got %d spans: run span present %v, %d phase spans; want the run and %d phases", len(spans), runSpan.Span != nil, len(phases), len(journalPhases))
 	}
-	if len(run.GetParentSpanId()) != 0 {
+	if len(runSpan.GetParentSpanId()) != 0 {
 		t.Errorf("run span has a parent")
 	}
-	if run.GetStartTimeUnixNano() != uint64(meta.GetStartedUnixNs()) {
-		t.Errorf("run span starts at %d, journal started_unix_ns %d", run.GetStartTimeUnixNano(), meta.GetStartedUnixNs())
+	if runSpan.GetStartTimeUnixNano() != uint64(run.Started.UnixNano()) {
+		t.Errorf("run span starts at %d, journal started_unix_ns %d", runSpan.GetStartTimeUnixNano(), run.Started.UnixNano())
 	}
-	if got := attrOf(run, "lmbench.run.id").GetStringValue(); got != meta.GetRunId() {
-		t.Errorf("run span lmbench.run.id %q, journal %q", got, meta.GetRunId())
+	if got := attrOf(runSpan, "lmbench.run.id").GetStringValue(); got != run.ID {
+		t.Errorf("run span lmbench.run.id %q, journal %q", got, run.ID)
 	}
 	for _, p := range phases {
-		if spanID(p.Span) == spanID(run.Span) || hex.EncodeToString(p.GetParentSpanId()) != spanID(run.Span) || traceID(p.Span) != traceID(run.Span) {
+		if spanID(p.Span) == spanID(runSpan.Span) || hex.EncodeToString(p.GetParentSpanId()) != spanID(runSpan.Span) || traceID(p.Span) != traceID(runSpan.Span) {
 			t.Errorf("phase %q is not a child of the run span", p.GetName())
 		}
 	}
@@ -166,38 +165,38 @@ func checkTrace(t *testing.T, meta *exporterv1.RunMetadata, recs []*exporterv1.R
 	}
 	bySpanID := map[string]string{}
 	for _, rec := range recs {
-		s, ok := reqs[rec.GetRequestId()]
+		s, ok := reqs[rec.RequestID]
 		if !ok {
-			t.Errorf("no span for request %s", rec.GetRequestId())
+			t.Errorf("no span for request %s", rec.RequestID)
 			continue
 		}
-		bySpanID[spanID(s.Span)] = rec.GetRequestId()
+		bySpanID[spanID(s.Span)] = rec.RequestID
 		phase, ok := phases[hex.EncodeToString(s.GetParentSpanId())]
-		if !ok || phase.GetName() != strings.ToLower(strings.TrimPrefix(rec.GetPhase().String(), "PHASE_")) {
-			t.Errorf("%s: parent is not its phase span (%v)", rec.GetRequestId(), rec.GetPhase())
+		if !ok || phase.GetName() != string(rec.Phase) {
+			t.Errorf("%s: parent is not its phase span (%v)", rec.RequestID, rec.Phase)
 		}
 		if s.GetKind() != tracepb.Span_SPAN_KIND_CLIENT || s.GetName() != "chat fake-model" {
-			t.Errorf("%s: span %q kind %v, want client span \"chat fake-model\"", rec.GetRequestId(), s.GetName(), s.GetKind())
+			t.Errorf("%s: span %q kind %v, want client span \"chat fake-model\"", rec.RequestID, s.GetName(), s.GetKind())
 		}
-		if s.GetStartTimeUnixNano() != uint64(rec.GetSubmitUnixNs()) || s.GetEndTimeUnixNano() != uint64(rec.GetFinishUnixNs()) {
-			t.Errorf("%s: span [%d, %d], journal submit/finish [%d, %d]", rec.GetRequestId(),
-				s.GetStartTimeUnixNano(), s.GetEndTimeUnixNano(), rec.GetSubmitUnixNs(), rec.GetFinishUnixNs())
+		if s.GetStartTimeUnixNano() != uint64(rec.Submit.UnixNano()) || s.GetEndTimeUnixNano() != uint64(rec.Finish.UnixNano()) {
+			t.Errorf("%s: span [%d, %d], journal submit/finish [%d, %d]", rec.RequestID,
+				s.GetStartTimeUnixNano(), s.GetEndTimeUnixNano(), rec.Submit.UnixNano(), rec.Finish.UnixNano())
 		}
 		events := map[string]uint64{}
 		for _, e := range s.GetEvents() {
 			events[e.GetName()] = e.GetTimeUnixNano()
 		}
-		if events["first_token"] != uint64(rec.GetFirstTokenUnixNs()) || events["finish"] != uint64(rec.GetFinishUnixNs()) {
-			t.Errorf("%s: events %v, journal first token %d finish %d", rec.GetRequestId(), events, rec.GetFirstTokenUnixNs(), rec.GetFinishUnixNs())
+		if events["first_token"] != uint64(rec.FirstToken.UnixNano()) || events["finish"] != uint64(rec.Finish.UnixNano()) {
+			t.Errorf("%s: events %v, journal first token %d finish %d", rec.RequestID, events, rec.FirstToken.UnixNano(), rec.Finish.UnixNano())
 		}
 		for key, want := range map[string]any{
 			"gen_ai.operation.name":     "chat",
 			"gen_ai.provider.name":      "openai",
 			"gen_ai.request.model":      "fake-model",
-			"gen_ai.usage.input_tokens": rec.GetInputTokens(), "gen_ai.usage.output_tokens": rec.GetOutputTokens(),
-			"lmbench.phase":   strings.ToLower(strings.TrimPrefix(rec.GetPhase().String(), "PHASE_")),
-			"lmbench.ttft_ms": rec.GetTtftS() * 1e3,
-			"lmbench.tag.doc": rec.GetTags()["doc"],
+			"gen_ai.usage.input_tokens": rec.InputTokens, "gen_ai.usage.output_tokens": rec.OutputTokens,
+			"lmbench.phase":   string(rec.Phase),
+			"lmbench.ttft_ms": rec.TTFT * 1e3,
+			"lmbench.tag.doc": rec.Tags["doc"],
 			"server.address":  "127.0.0.1",
 		} {
 			v, ok := s.Attr(key)
@@ -211,11 +210,11 @@ func checkTrace(t *testing.T, meta *exporterv1.RunMetadata, recs []*exporterv1.R
 				got = x.DoubleValue
 			}
 			if !ok || got != want {
-				t.Errorf("%s: %s = %v, want %v", rec.GetRequestId(), key, got, want)
+				t.Errorf("%s: %s = %v, want %v", rec.RequestID, key, got, want)
 			}
 		}
 		if _, ok := s.Attr("gen_ai.request.max_tokens"); !ok {
-			t.Errorf("%s: no gen_ai.request.max_tokens", rec.GetRequestId())
+			t.Errorf("%s: no gen_ai.request.max_tokens", rec.RequestID)
 		}
 	}
 	// The engine saw exactly one traceparent per request, each naming that
@@ -226,8 +225,8 @@ func checkTrace(t *testing.T, meta *exporterv1.RunMetadata, recs []*exporterv1.R
 	seen := map[string]bool{}
 	for _, tp := range tps {
 		parts := strings.Split(tp, "-")
-		if len(parts) != 4 || parts[0] != "00" || parts[1] != traceID(run.Span) || parts[3] != "01" {
-			t.Errorf("engine got traceparent %q, want 00-%s-<span>-01", tp, traceID(run.Span))
+		if len(parts) != 4 || parts[0] != "00" || parts[1] != traceID(runSpan.Span) || parts[3] != "01" {
+			t.Errorf("engine got traceparent %q, want 00-%s-<span>-01", tp, traceID(runSpan.Span))
 			continue
 		}
 		id, ok := bySpanID[parts[2]]
@@ -301,15 +300,15 @@ func TestInterruptFlushesSpans(t *testing.T) {
 	if code := exitCode(cmd.Wait()); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
-	meta, recs, err := export.ReadJournal(filepath.Join(out, export.JournalName))
+	journal, err := record.ReadJournal(filepath.Join(out, record.JournalName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	spans := rcv.Spans()
-	checkTrace(t, meta, recs, spans, eng.traceparents())
+	checkTrace(t, journal.Run, journal.Records, spans, eng.traceparents())
 	measured := 0
-	for _, r := range recs {
-		if r.GetPhase() == exporterv1.Phase_PHASE_MEASURE {
+	for _, r := range journal.Records {
+		if r.Phase == record.Measure {
 			measured++
 		}
 	}

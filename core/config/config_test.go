@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 func f64(x float64) *float64 { return &x }
@@ -20,20 +20,20 @@ func testRegistry(t *testing.T) *Registry {
 	t.Helper()
 	r := NewRegistry()
 	for _, o := range []Option{
-		{Key: "seed", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: int64(42)},
-		{Key: "kv_cache_volume", Type: pluginv1.OptionType_OPTION_TYPE_FLOAT, Default: 100.0},
-		{Key: "json", Type: pluginv1.OptionType_OPTION_TYPE_BOOL, Default: false, Aliases: []string{"export_json"}},
-		{Key: "model", Type: pluginv1.OptionType_OPTION_TYPE_STRING},
-		{Key: "drain_timeout", Type: pluginv1.OptionType_OPTION_TYPE_DURATION, Default: 30 * time.Second},
+		{Key: "seed", Type: protocol.OptionInt, Default: int64(42)},
+		{Key: "kv_cache_volume", Type: protocol.OptionFloat, Default: 100.0},
+		{Key: "json", Type: protocol.OptionBool, Default: false, Aliases: []string{"export_json"}},
+		{Key: "model", Type: protocol.OptionString},
+		{Key: "drain_timeout", Type: protocol.OptionDuration, Default: 30 * time.Second},
 	} {
 		if _, err := r.Add(o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := r.AddPlugin("long-doc-qa", "ldqa", []*pluginv1.OptionSpec{
-		{Name: "document-length", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: option.Value(int64(10000)), Min: f64(1)},
-		{Name: "query-per-document", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: option.Value(int64(2))},
-		{Name: "shuffle-policy", Type: pluginv1.OptionType_OPTION_TYPE_ENUM, Default: option.Value("random"), EnumValues: []string{"random", "tile"}},
+	_, err := r.AddPlugin("long-doc-qa", "ldqa", []protocol.OptionSpec{
+		{Name: "document-length", Type: protocol.OptionInt, Default: option.Value(int64(10000)), Min: f64(1)},
+		{Name: "query-per-document", Type: protocol.OptionInt, Default: option.Value(int64(2))},
+		{Name: "shuffle-policy", Type: protocol.OptionEnum, Default: option.Value("random"), Enum: []string{"random", "tile"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +62,11 @@ func flags(t *testing.T, r *Registry, args ...string) *pflag.FlagSet {
 
 func TestRegistryNames(t *testing.T) {
 	r := testRegistry(t)
-	o, ok := r.Lookup("ldqa_document_length")
+	o, ok := r.byKey["ldqa_document_length"]
 	if !ok || o.Flag != "ldqa-document-length" || o.Env != "LMBENCH_LDQA_DOCUMENT_LENGTH" || o.Owner != "long-doc-qa" || o.Default != int64(10000) {
 		t.Fatalf("option %+v", o)
 	}
-	if a, _ := r.Lookup("export_json"); a == nil || a.Key != "json" {
+	if a := r.byKey["export_json"]; a == nil || a.Key != "json" {
 		t.Errorf("alias export_json → %v", a)
 	}
 }
@@ -81,7 +81,7 @@ func TestDuplicatePrefixNamesBothPlugins(t *testing.T) {
 
 func TestPluginOptionClashingWithHostOption(t *testing.T) {
 	r := testRegistry(t)
-	_, err := r.AddPlugin("odd", "kv", []*pluginv1.OptionSpec{{Name: "cache-volume", Type: pluginv1.OptionType_OPTION_TYPE_FLOAT}})
+	_, err := r.AddPlugin("odd", "kv", []protocol.OptionSpec{{Name: "cache-volume", Type: protocol.OptionFloat}})
 	if err == nil || !strings.Contains(err.Error(), "kv_cache_volume") || !strings.Contains(err.Error(), "plugin odd") {
 		t.Fatalf("err = %v", err)
 	}
@@ -95,8 +95,8 @@ func TestDefaultsOnly(t *testing.T) {
 	if v.Int("seed") != 42 || v.Int("ldqa_document_length") != 10000 || v.Has("model") || v.UserSet("seed") {
 		t.Errorf("seed %d doc %d model? %v", v.Int("seed"), v.Int("ldqa_document_length"), v.Has("model"))
 	}
-	if v.Source("seed") != LayerDefault || v.Source("ldqa_document_length") != LayerPluginDefault {
-		t.Errorf("sources %v %v", v.Source("seed"), v.Source("ldqa_document_length"))
+	if v.src["seed"] != LayerDefault || v.src["ldqa_document_length"] != LayerPluginDefault {
+		t.Errorf("sources %v %v", v.src["seed"], v.src["ldqa_document_length"])
 	}
 }
 
@@ -123,8 +123,8 @@ func TestLayerPrecedence(t *testing.T) {
 		{"drain_timeout", 30 * time.Second, LayerDefault},
 	}
 	for _, c := range checks {
-		if got := v.Get(c.key); got != c.want || v.Source(c.key) != c.l {
-			t.Errorf("%s = %v (%T) from %v, want %v from %v", c.key, got, got, v.Source(c.key), c.want, c.l)
+		if got := v.Get(c.key); got != c.want || v.src[c.key] != c.l {
+			t.Errorf("%s = %v (%T) from %v, want %v from %v", c.key, got, got, v.src[c.key], c.want, c.l)
 		}
 	}
 	// An unchanged flag's default never overrides a file value.
@@ -241,8 +241,8 @@ func TestFormAnswersBeatFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Int("seed") != 4 || v.Source("seed") != LayerForm || v.Has("model") {
-		t.Errorf("seed %d from %v, model %v", v.Int("seed"), v.Source("seed"), v.Get("model"))
+	if v.Int("seed") != 4 || v.src["seed"] != LayerForm || v.Has("model") {
+		t.Errorf("seed %d from %v, model %v", v.Int("seed"), v.src["seed"], v.Get("model"))
 	}
 }
 
@@ -285,5 +285,68 @@ func TestToleratedKeys(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error %v lacks %q", err, w)
 		}
+	}
+}
+
+// What a plugin receives: the protocol's value types, a duration as
+// nanoseconds; anything else is no value.
+func TestOptionValue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want any
+	}{
+		{"tile", "tile"},
+		{true, true},
+		{int64(7), int64(7)},
+		{2.5, 2.5},
+		{90 * time.Second, int64(90 * time.Second)},
+		{nil, nil},
+		{7, nil}, // registry values are never plain ints
+		{[]string{"a"}, nil},
+	}
+	for _, tt := range tests {
+		if got := OptionValue(tt.in); got != tt.want {
+			t.Errorf("OptionValue(%#v) = %#v (%T), want %#v (%T)", tt.in, got, got, tt.want, tt.want)
+		}
+	}
+}
+
+// A plugin's schema defaults arrive as protocol values: a duration's
+// nanoseconds become a time.Duration, an enum default outside its values
+// is an error naming the option.
+func TestPluginSchemaDefaults(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	opts, err := r.AddPlugin("multi-round-chat", "mrc", []protocol.OptionSpec{
+		{Name: "time", Type: protocol.OptionDuration, Default: int64(90 * time.Second), Min: f64(1), Max: f64(3600), Help: "h", Label: "Run time", Group: "g", Advanced: true},
+		{Name: "qps", Type: protocol.OptionFloat, Default: 1.5},
+		{Name: "users", Type: protocol.OptionInt},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts) != 3 {
+		t.Fatalf("%d options, want 3", len(opts))
+	}
+	o := opts[0]
+	if o.Key != "mrc_time" || o.Flag != "mrc-time" || o.Env != "LMBENCH_MRC_TIME" || o.Name != "time" || o.Owner != "multi-round-chat" ||
+		o.Default != 90*time.Second || *o.Min != 1 || *o.Max != 3600 || o.Help != "h" || o.Label != "Run time" || o.Group != "g" || !o.Advanced {
+		t.Errorf("option %+v", o)
+	}
+	if opts[1].Default != 1.5 || opts[2].Default != nil {
+		t.Errorf("defaults %v, %v; want 1.5 and none", opts[1].Default, opts[2].Default)
+	}
+	v, err := r.Load(Sources{Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Duration("mrc_time") != 90*time.Second || OptionValue(v.Get("mrc_time")) != int64(90*time.Second) || v.Has("mrc_users") {
+		t.Errorf("mrc_time %v, users set %v", v.Get("mrc_time"), v.Has("mrc_users"))
+	}
+	_, err = NewRegistry().AddPlugin("long-doc-qa", "ldqa", []protocol.OptionSpec{
+		{Name: "shuffle-policy", Type: protocol.OptionEnum, Default: "zigzag", Enum: []string{"random", "tile"}},
+	})
+	if err == nil || !strings.Contains(err.Error(), "ldqa_shuffle_policy") || !strings.Contains(err.Error(), `expected one of random, tile, got "zigzag"`) {
+		t.Errorf("bad enum default: error %v", err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // Owner names a plugin that declares an option.
@@ -31,12 +31,12 @@ func NewElsewhere() *Elsewhere {
 // names a Registry would give them (key <prefix>_<option>, variable
 // LMBENCH_<PREFIX>_<OPTION>). A key declared by two plugins keeps the
 // first (plugins are added in discovery order).
-func (e *Elsewhere) AddPlugin(kind, name, prefix string, specs []*pluginv1.OptionSpec) {
+func (e *Elsewhere) AddPlugin(kind, name, prefix string, specs []protocol.OptionSpec) {
 	if prefix == "" {
 		return
 	}
 	for _, sp := range specs {
-		key := strings.ReplaceAll(prefix+"_"+sp.GetName(), "-", "_")
+		key := strings.ReplaceAll(prefix+"_"+sp.Name, "-", "_")
 		env := EnvPrefix + strings.ToUpper(key)
 		if _, ok := e.byKey[key]; !ok {
 			e.byKey[key] = Owner{Kind: kind, Plugin: name}

@@ -5,18 +5,18 @@ import (
 	"testing"
 
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // testElsewhere is what two plugins the run does not use declare.
 func testElsewhere() *Elsewhere {
 	e := NewElsewhere()
-	e.AddPlugin("workload", "multi-round-chat", "mrc", []*pluginv1.OptionSpec{
-		{Name: "qps", Type: pluginv1.OptionType_OPTION_TYPE_FLOAT, Default: option.Value(1.0)},
-		{Name: "num-users", Type: pluginv1.OptionType_OPTION_TYPE_INT},
+	e.AddPlugin("workload", "multi-round-chat", "mrc", []protocol.OptionSpec{
+		{Name: "qps", Type: protocol.OptionFloat, Default: option.Value(1.0)},
+		{Name: "num-users", Type: protocol.OptionInt},
 	})
-	e.AddPlugin("exporter", "parquet", "parquet", []*pluginv1.OptionSpec{
-		{Name: "compression", Type: pluginv1.OptionType_OPTION_TYPE_ENUM, EnumValues: []string{"zstd", "none"}},
+	e.AddPlugin("exporter", "parquet", "parquet", []protocol.OptionSpec{
+		{Name: "compression", Type: protocol.OptionEnum, Enum: []string{"zstd", "none"}},
 	})
 	return e
 }

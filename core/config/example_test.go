@@ -7,14 +7,14 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 func Example() {
 	reg := config.NewRegistry()
-	reg.Add(config.Option{Key: "seed", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: int64(42)})
-	reg.AddPlugin("long-doc-qa", "ldqa", []*pluginv1.OptionSpec{
-		{Name: "document-length", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: option.Value(10000)},
+	reg.Add(config.Option{Key: "seed", Type: protocol.OptionInt, Default: int64(42)})
+	reg.AddPlugin("long-doc-qa", "ldqa", []protocol.OptionSpec{
+		{Name: "document-length", Type: protocol.OptionInt, Default: option.Value(10000)},
 	})
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	reg.RegisterFlags(fs, nil)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // flagValue is a pflag.Value that parses with the option's own rules, so a
@@ -28,13 +28,13 @@ func (f *flagValue) Set(s string) error {
 
 func (f *flagValue) Type() string {
 	switch f.o.Type {
-	case pluginv1.OptionType_OPTION_TYPE_INT:
+	case protocol.OptionInt:
 		return "int"
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
+	case protocol.OptionFloat:
 		return "float"
-	case pluginv1.OptionType_OPTION_TYPE_BOOL:
+	case protocol.OptionBool:
 		return "bool"
-	case pluginv1.OptionType_OPTION_TYPE_DURATION:
+	case protocol.OptionDuration:
 		return "duration"
 	}
 	return "string"
@@ -56,7 +56,7 @@ func (r *Registry) RegisterFlags(fs *pflag.FlagSet, keep func(*Option) bool) {
 		}
 		help += " [env " + o.Env + "]"
 		f := fs.VarPF(&flagValue{o: o, v: o.Default}, o.Flag, o.Short, help)
-		if o.Type == pluginv1.OptionType_OPTION_TYPE_BOOL {
+		if o.Type == protocol.OptionBool {
 			f.NoOptDefVal = "true"
 		}
 	}
@@ -72,4 +72,4 @@ func flagOption(f *pflag.Flag) (*Option, any, bool) {
 }
 
 // IsBoolFlag lets a boolean option be given without a value (--json).
-func (f *flagValue) IsBoolFlag() bool { return f.o.Type == pluginv1.OptionType_OPTION_TYPE_BOOL }
+func (f *flagValue) IsBoolFlag() bool { return f.o.Type == protocol.OptionBool }

@@ -189,7 +189,7 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 }
 
 // nonOptionEnv are LMBENCH_* variables that are not options (read elsewhere).
-var nonOptionEnv = map[string]bool{"LMBENCH_PLUGIN_PATH": true, "LMBENCH_REATTACH": true, "LMBENCH_BIN": true}
+var nonOptionEnv = map[string]bool{"LMBENCH_PLUGIN_PATH": true, "LMBENCH_BIN": true, "LMBENCH_PPROF_ADDR": true}
 
 func mapsKeys(m map[string]string) func(func(string) bool) {
 	return func(yield func(string) bool) {
@@ -323,9 +323,6 @@ func (r *Registry) keys() []string {
 
 // Has reports whether key has a value (from any layer, defaults included).
 func (v *Values) Has(key string) bool { return v.k.Exists(key) }
-
-// Source returns the layer key's value came from (LayerNone when unset).
-func (v *Values) Source(key string) Layer { return v.src[key] }
 
 // UserSet reports whether key was set above the defaults: by the file,
 // the environment, a flag, the form or resolution.

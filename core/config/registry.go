@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // EnvPrefix starts every environment variable that sets an option.
@@ -21,7 +21,7 @@ type Option struct {
 	Flag  string              // flag name without dashes: "ldqa-document-length"
 	Short string              // one-letter flag shorthand, if any
 	Env   string              // environment variable: "LMBENCH_LDQA_DOCUMENT_LENGTH"
-	Type  pluginv1.OptionType // value type; ENUM values are strings from Enum
+	Type  protocol.OptionType // value type; enum values are strings from Enum
 	Enum  []string
 	// Default is the typed default (string, int64, float64, bool or
 	// time.Duration); nil means the option is unset until a layer sets it.
@@ -69,8 +69,8 @@ func (r *Registry) Add(o Option) (*Option, error) {
 	if o.Env == "" {
 		o.Env = EnvPrefix + strings.ToUpper(o.Key)
 	}
-	if o.Type == pluginv1.OptionType_OPTION_TYPE_UNSPECIFIED {
-		o.Type = pluginv1.OptionType_OPTION_TYPE_STRING
+	if o.Type == protocol.OptionUnspecified {
+		o.Type = protocol.OptionString
 	}
 	if o.Default != nil {
 		d, err := coerce(&o, o.Default)
@@ -108,7 +108,7 @@ func ownerName(o *Option) string {
 // "document-length" of prefix "ldqa" becomes key ldqa_document_length,
 // flag --ldqa-document-length, env LMBENCH_LDQA_DOCUMENT_LENGTH. Two
 // plugins claiming one prefix is an error naming both.
-func (r *Registry) AddPlugin(name, prefix string, specs []*pluginv1.OptionSpec) ([]*Option, error) {
+func (r *Registry) AddPlugin(name, prefix string, specs []protocol.OptionSpec) ([]*Option, error) {
 	if prefix == "" {
 		if len(specs) > 0 {
 			return nil, fmt.Errorf("plugin %s declares options but no flag prefix", name)
@@ -121,15 +121,11 @@ func (r *Registry) AddPlugin(name, prefix string, specs []*pluginv1.OptionSpec) 
 	r.prefixes[prefix] = name
 	var out []*Option
 	for _, sp := range specs {
-		key := strings.ReplaceAll(prefix+"_"+sp.GetName(), "-", "_")
-		var def any
-		if sp.GetDefault() != nil {
-			def = specValue(sp.GetType(), sp.GetDefault())
-		}
+		key := strings.ReplaceAll(prefix+"_"+sp.Name, "-", "_")
 		o, err := r.Add(Option{
-			Key: key, Flag: prefix + "-" + sp.GetName(), Type: sp.GetType(), Enum: sp.GetEnumValues(),
-			Default: def, Help: sp.GetHelp(), Label: sp.GetLabel(), Group: sp.GetGroup(), Advanced: sp.GetAdvanced(),
-			Min: optFloat(sp.Min), Max: optFloat(sp.Max), Owner: name, Name: sp.GetName(),
+			Key: key, Flag: prefix + "-" + sp.Name, Type: sp.Type, Enum: sp.Enum,
+			Default: specValue(sp.Type, sp.Default), Help: sp.Help, Label: sp.Label, Group: sp.Group, Advanced: sp.Advanced,
+			Min: optFloat(sp.Min), Max: optFloat(sp.Max), Owner: name, Name: sp.Name,
 		})
 		if err != nil {
 			return nil, err
@@ -147,27 +143,13 @@ func optFloat(p *float64) *float64 {
 	return &v
 }
 
-func specValue(t pluginv1.OptionType, v *pluginv1.OptionValue) any {
-	switch k := v.GetKind().(type) {
-	case *pluginv1.OptionValue_StringValue:
-		return k.StringValue
-	case *pluginv1.OptionValue_BoolValue:
-		return k.BoolValue
-	case *pluginv1.OptionValue_FloatValue:
-		return k.FloatValue
-	case *pluginv1.OptionValue_IntValue:
-		if t == pluginv1.OptionType_OPTION_TYPE_DURATION {
-			return time.Duration(k.IntValue)
-		}
-		return k.IntValue
+// specValue is a spec's default as the registry types it (a duration's
+// nanoseconds become a time.Duration).
+func specValue(t protocol.OptionType, v any) any {
+	if n, ok := v.(int64); ok && t == protocol.OptionDuration {
+		return time.Duration(n)
 	}
-	return nil
-}
-
-// Lookup finds an option by config key or alias.
-func (r *Registry) Lookup(key string) (*Option, bool) {
-	o, ok := r.byKey[key]
-	return o, ok
+	return v
 }
 
 // LookupFlag finds an option by flag name (without dashes).
@@ -175,9 +157,6 @@ func (r *Registry) LookupFlag(flag string) (*Option, bool) {
 	o, ok := r.byFlag[flag]
 	return o, ok
 }
-
-// Options returns every option in registration order.
-func (r *Registry) Options() []*Option { return slices.Clone(r.opts) }
 
 // Owned returns the options of one plugin ("" = lmbench's own), in order.
 func (r *Registry) Owned(owner string) []*Option {
@@ -193,15 +172,15 @@ func (r *Registry) Owned(owner string) []*Option {
 // Expected describes the values o accepts, for error messages.
 func (o *Option) Expected() string {
 	switch o.Type {
-	case pluginv1.OptionType_OPTION_TYPE_INT:
+	case protocol.OptionInt:
 		return "an integer"
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
+	case protocol.OptionFloat:
 		return "a number"
-	case pluginv1.OptionType_OPTION_TYPE_BOOL:
+	case protocol.OptionBool:
 		return "true or false"
-	case pluginv1.OptionType_OPTION_TYPE_DURATION:
+	case protocol.OptionDuration:
 		return "a duration such as 30s or 1m30s"
-	case pluginv1.OptionType_OPTION_TYPE_ENUM:
+	case protocol.OptionEnum:
 		return "one of " + strings.Join(o.Enum, ", ")
 	}
 	return "a string"
@@ -216,7 +195,7 @@ func (o *Option) Parse(s string) (any, error) { return coerce(o, s) }
 func coerce(o *Option, v any) (any, error) {
 	bad := func() error { return fmt.Errorf("expected %s, got %s", o.Expected(), show(v)) }
 	switch o.Type {
-	case pluginv1.OptionType_OPTION_TYPE_INT:
+	case protocol.OptionInt:
 		switch x := v.(type) {
 		case int:
 			return int64(x), nil
@@ -234,7 +213,7 @@ func coerce(o *Option, v any) (any, error) {
 			}
 			return n, nil
 		}
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
+	case protocol.OptionFloat:
 		switch x := v.(type) {
 		case int:
 			return float64(x), nil
@@ -249,7 +228,7 @@ func coerce(o *Option, v any) (any, error) {
 			}
 			return f, nil
 		}
-	case pluginv1.OptionType_OPTION_TYPE_BOOL:
+	case protocol.OptionBool:
 		switch x := v.(type) {
 		case bool:
 			return x, nil
@@ -260,7 +239,7 @@ func coerce(o *Option, v any) (any, error) {
 			}
 			return b, nil
 		}
-	case pluginv1.OptionType_OPTION_TYPE_DURATION:
+	case protocol.OptionDuration:
 		switch x := v.(type) {
 		case time.Duration:
 			return x, nil
@@ -271,7 +250,7 @@ func coerce(o *Option, v any) (any, error) {
 			}
 			return d, nil
 		case int, int64, float64: // seconds, as in a file
-			f, _ := coerce(&Option{Type: pluginv1.OptionType_OPTION_TYPE_FLOAT}, x)
+			f, _ := coerce(&Option{Type: protocol.OptionFloat}, x)
 			return time.Duration(f.(float64) * float64(time.Second)), nil
 		}
 	default: // STRING, ENUM
@@ -328,19 +307,14 @@ func Format(v any) string {
 	return fmt.Sprint(v)
 }
 
-// OptionValue converts a typed value to its wire form for a plugin.
-func OptionValue(o *Option, v any) *pluginv1.OptionValue {
+// OptionValue converts a typed value to the protocol's form for a
+// plugin: string, int64 (a duration in nanoseconds), float64 or bool.
+func OptionValue(v any) any {
 	switch x := v.(type) {
-	case string:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: x}}
-	case bool:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_BoolValue{BoolValue: x}}
-	case int64:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: x}}
+	case string, bool, int64, float64:
+		return x
 	case time.Duration:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: int64(x)}}
-	case float64:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_FloatValue{FloatValue: x}}
+		return int64(x)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func BenchmarkSend(b *testing.B) {
 	}
 	req := Request{
 		ID:        "bench",
-		Messages:  []Message{{"system", "You are a helpful assistant."}, {"user", strings.Repeat("hi ", 2000)}},
+		Messages:  []Message{{Role: "system", Content: "You are a helpful assistant."}, {Role: "user", Content: strings.Repeat("hi ", 2000)}},
 		MaxTokens: 128,
 	}
 	for _, hc := range handlers {
@@ -77,6 +77,7 @@ func BenchmarkParseChunk(b *testing.B) {
 		{"chat", chatChunk(" token"), false},
 		{"chat-escaped", chatChunk("line\n\"quoted\""), false},
 		{"reasoning", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":" think"},"logprobs":null,"finish_reason":null}]}`, false},
+		{"tool-call-args", vllmToolArgs, false},
 		{"completions", textChunk(" token"), true},
 		{"usage", `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":10000,"total_tokens":10128,"completion_tokens":128,"prompt_tokens_details":{"cached_tokens":9984}}}`, false},
 	}
@@ -88,7 +89,7 @@ func BenchmarkParseChunk(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			b.ReportAllocs()
 			for b.Loop() {
-				st.text = st.text[:0]
+				st.text, st.calls = st.text[:0], st.calls[:0]
 				if _, err := st.decode(payload); err != nil {
 					b.Fatal(err)
 				}
@@ -99,9 +100,9 @@ func BenchmarkParseChunk(b *testing.B) {
 
 func BenchmarkAppendBody(b *testing.B) {
 	prefix := []byte(`{"model":"Qwen/Qwen3-8B",`)
-	req := Request{Messages: []Message{{"user", strings.Repeat("Document 0: hi hi hi\n", 2500)}}, MaxTokens: 128}
+	req := Request{Messages: []Message{{Role: "user", Content: strings.Repeat("Document 0: hi hi hi\n", 2500)}}, MaxTokens: 128}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = appendBody(make([]byte, 0, bodySize(prefix, req)), prefix, req)
+		_, _ = appendBody(make([]byte, 0, bodySize(prefix, req)), prefix, req)
 	}
 }

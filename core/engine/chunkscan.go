@@ -76,6 +76,60 @@ func (ch *choice) decodeDelta(s *scanner) bool {
 			return once(&seen, 2) && s.raw(&ch.Delta.ReasoningContent)
 		case "reasoning":
 			return once(&seen, 4) && s.raw(&ch.Delta.Reasoning)
+		case "tool_calls":
+			return once(&seen, 8) && ch.decodeToolCalls(s)
+		}
+		return s.skipUnknown(key)
+	})
+}
+
+// decodeToolCalls reads delta.tool_calls. encoding/json sets a null array
+// to nil; here it stays empty with its buffer, which reads the same.
+func (ch *choice) decodeToolCalls(s *scanner) bool {
+	if s.null() {
+		return true
+	}
+	if !s.open('[') {
+		return false
+	}
+	tcs := &ch.Delta.ToolCalls
+	for n := 0; ; n++ {
+		end, ok := s.element(n == 0)
+		if !ok {
+			return false
+		}
+		if end {
+			return true
+		}
+		if len(*tcs) < cap(*tcs) {
+			*tcs = (*tcs)[:len(*tcs)+1] // cleared by reset
+		} else {
+			*tcs = append(*tcs, toolCallDelta{})
+		}
+		if !s.null() && !(*tcs)[len(*tcs)-1].decodeFast(s) {
+			return false
+		}
+	}
+}
+
+func (d *toolCallDelta) decodeFast(s *scanner) bool {
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "index":
+			return once(&seen, 1) && s.raw(&d.Index)
+		case "id":
+			return once(&seen, 2) && s.raw(&d.ID)
+		case "function":
+			return once(&seen, 4) && (s.null() || s.object(func(key []byte) bool {
+				switch string(key) {
+				case "name":
+					return once(&seen, 8) && s.raw(&d.Function.Name)
+				case "arguments":
+					return once(&seen, 16) && s.raw(&d.Function.Arguments)
+				}
+				return s.skipUnknown(key)
+			}))
 		}
 		return s.skipUnknown(key)
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 var chunkSeeds = []string{
@@ -30,7 +31,29 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":{"content":"x"}},]}`,
 	`{"choices":[{"delta":{"content":"x"}}],}`,
 	`[]`, `null`, `"s"`, `{`, ``, `{"a":01}`, `{"a":"\x01"}`, `{"ſ":1}`,
+	// tool calls, as vLLM and OpenAI stream them, then odd shapes
+	vllmToolStart, vllmToolArgs,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"f","arguments":""}}]},"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]}`,
+	`{"choices":[{"delta":{"content":"x","tool_calls":[{"index":1,"function":{"arguments":"\u00e9\"}"}},{"index":2,"id":"c2","function":{"name":"g"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":null}},{"delta":{"tool_calls":[null,{"function":null},{"index":null,"id":null}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":"0"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":1.5}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"ID":"upper"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"id":"a","id":"b"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","Name":"b"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":{}}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{"a":1}}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":"f"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0}],"tool_calls":[{"index":1}]}}]}`,
 }
+
+const (
+	vllmToolStart = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-a1","type":"function","index":0,"function":{"name":"get_weather"}}]},"logprobs":null,"finish_reason":null}]}`
+	vllmToolArgs  = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \""}}]},"logprobs":null,"finish_reason":null}]}`
+)
 
 // equalRaw compares raw JSON values the way our code uses them.
 func equalRaw(a, b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
@@ -42,8 +65,16 @@ func equalChunks(a, b *chunk) bool {
 	for i := range a.Choices {
 		x, y := &a.Choices[i], &b.Choices[i]
 		if !equalRaw(x.Text, y.Text) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
-			!equalRaw(x.Delta.ReasoningContent, y.Delta.ReasoningContent) || !equalRaw(x.Delta.Reasoning, y.Delta.Reasoning) {
+			!equalRaw(x.Delta.ReasoningContent, y.Delta.ReasoningContent) || !equalRaw(x.Delta.Reasoning, y.Delta.Reasoning) ||
+			len(x.Delta.ToolCalls) != len(y.Delta.ToolCalls) {
 			return false
+		}
+		for j := range x.Delta.ToolCalls {
+			p, q := &x.Delta.ToolCalls[j], &y.Delta.ToolCalls[j]
+			if !equalRaw(p.Index, q.Index) || !equalRaw(p.ID, q.ID) ||
+				!equalRaw(p.Function.Name, q.Function.Name) || !equalRaw(p.Function.Arguments, q.Function.Arguments) {
+				return false
+			}
 		}
 	}
 	return true
@@ -101,6 +132,13 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 	}{
 		{chunkSeeds[0], true}, {chunkSeeds[1], true}, {chunkSeeds[2], true}, {chunkSeeds[4], true},
 		{chunkSeeds[5], true}, {chunkSeeds[7], true}, {chunkSeeds[9], true},
+		{vllmToolStart, true}, {vllmToolArgs, true},
+		{`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"f","arguments":""}}]}}]}`, true},
+		{`{"choices":[{"delta":{"tool_calls":[null,{"function":null}]}}]}`, true},
+		{`{"choices":[{"delta":{"tool_calls":[{"ID":"x"}]}}]}`, false},                           // case-folded key
+		{`{"choices":[{"delta":{"tool_calls":[{"id":"a","id":"b"}]}}]}`, false},                  // duplicate key
+		{`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","name":"b"}}]}}]}`, false}, // duplicate key
+		{`{"choices":[{"delta":{"tool_calls":{}}}]}`, false},                                     // wrong type
 		{`{"Choices":[]}`, false},                  // case-folded key
 		{`{"choices":[],"choices":[]}`, false},     // duplicate key
 		{`{"usage":{"prompt_tokens":1.0}}`, false}, // not an integer
@@ -113,5 +151,25 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 		if got := c.decodeFast([]byte(tt.payload)); got != tt.fast {
 			t.Errorf("decodeFast(%s) = %v, want %v", tt.payload, got, tt.fast)
 		}
+	}
+}
+
+// TestDecodeDoesNotAllocate: once its buffers have grown, a stream decodes
+// the common chunks, tool-call deltas included, without allocating.
+func TestDecodeDoesNotAllocate(t *testing.T) {
+	payloads := [][]byte{[]byte(chunkSeeds[1]), []byte(chunkSeeds[2]), []byte(vllmToolStart), []byte(vllmToolArgs), []byte(chunkSeeds[5])}
+	st := getStream(nil, false, time.Now)
+	defer putStream(st)
+	run := func() {
+		st.text, st.calls = st.text[:0], st.calls[:0]
+		for _, p := range payloads {
+			if _, err := st.decode(p); err != nil {
+				t.Fatalf("decode(%s): %v", p, err)
+			}
+		}
+	}
+	run() // grow the buffers
+	if n := testing.AllocsPerRun(100, run); n != 0 {
+		t.Errorf("decoding %d chunks allocates %v times, want 0", len(payloads), n)
 	}
 }

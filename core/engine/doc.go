@@ -16,6 +16,11 @@
 // no compression, no response-header timeout: long prefills are normal), and
 // the context is the only deadline.
 //
+// Chat requests may carry an assistant's tool calls, tool replies and the
+// tools on offer, sent in OpenAI's shape; the tool calls an answer streams
+// are assembled from their deltas into [Result].ToolCalls, and count as
+// output for the first-token time, the chunk count and the ITL.
+//
 // [DetectModel] asks the engine for its first model (GET {base}/models) when
 // the user passed none.
 package engine

@@ -1,15 +1,36 @@
 package engine
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/lmbench/lmbench/core/internal/jsonenc"
 )
 
 // Message is one chat message.
 type Message struct {
 	Role    string
 	Content string
+	// ToolCalls are an assistant message's function calls; ToolCallID is
+	// the call a tool message answers.
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// ToolCall is a function call (OpenAI's tool_calls entry, type "function").
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON text
+}
+
+// Tool is a function the model may call (OpenAI's tools entry).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  string // JSON Schema text; "" = none
 }
 
 // Request is one generation request.
@@ -24,6 +45,8 @@ type Request struct {
 	// MaxTokens is sent as "max_tokens"; when <= 0 the field is left out and
 	// the engine's own limit applies.
 	MaxTokens int
+	// Tools the model may call (chat only).
+	Tools []Tool
 	// Header holds extra headers (e.g. traceparent); they replace defaults
 	// of the same name. May be nil.
 	Header http.Header
@@ -41,33 +64,100 @@ func (r Request) prompt() string {
 const bodyTail = `,"temperature":0.0,"stream_options":{"include_usage":true}}`
 
 // appendBody appends the JSON request body, fields in the order model,
-// messages|prompt, stream, max_tokens, temperature, stream_options. prefix is
-// the pre-encoded `{"model":"…",` of the Sender.
-func appendBody(dst, prefix []byte, r Request) []byte {
+// messages|prompt, tools (chat, when there are any), stream, max_tokens,
+// temperature, stream_options. prefix is the pre-encoded `{"model":"…",` of
+// the Sender. It fails only on a tool whose parameters are not JSON: they
+// are copied raw, and an invalid body must never reach the engine.
+func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
 	dst = append(dst, prefix...)
 	if r.Completion {
 		dst = append(dst, `"prompt":`...)
-		dst = appendJSONString(dst, r.prompt())
+		dst = jsonenc.AppendString(dst, r.prompt())
 	} else {
 		dst = append(dst, `"messages":[`...)
-		for i, m := range r.Messages {
+		for i := range r.Messages {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"role":`...)
-			dst = appendJSONString(dst, m.Role)
-			dst = append(dst, `,"content":`...)
-			dst = appendJSONString(dst, m.Content)
-			dst = append(dst, '}')
+			dst = appendMessage(dst, &r.Messages[i])
 		}
 		dst = append(dst, ']')
+		if len(r.Tools) > 0 {
+			var err error
+			if dst, err = appendTools(dst, r.Tools); err != nil {
+				return nil, err
+			}
+		}
 	}
 	dst = append(dst, `,"stream":true`...)
 	if r.MaxTokens > 0 {
 		dst = append(dst, `,"max_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
 	}
-	return append(dst, bodyTail...)
+	return append(dst, bodyTail...), nil
+}
+
+// appendMessage appends one chat message in OpenAI's shape: a tool reply
+// names its call before the content; an assistant's calls follow it, and
+// its content is null when it only calls tools.
+func appendMessage(dst []byte, m *Message) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = jsonenc.AppendString(dst, m.Role)
+	if m.ToolCallID != "" {
+		dst = append(dst, `,"tool_call_id":`...)
+		dst = jsonenc.AppendString(dst, m.ToolCallID)
+	}
+	dst = append(dst, `,"content":`...)
+	if m.Content == "" && len(m.ToolCalls) > 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonenc.AppendString(dst, m.Content)
+	}
+	if len(m.ToolCalls) > 0 {
+		dst = append(dst, `,"tool_calls":[`...)
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"id":`...)
+			dst = jsonenc.AppendString(dst, tc.ID)
+			dst = append(dst, `,"type":"function","function":{"name":`...)
+			dst = jsonenc.AppendString(dst, tc.Name)
+			// Arguments travel as a string holding the JSON text, as
+			// OpenAI's API has them.
+			dst = append(dst, `,"arguments":`...)
+			dst = jsonenc.AppendString(dst, tc.Arguments)
+			dst = append(dst, "}}"...)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendTools appends `,"tools":[…]`. An empty description or parameters
+// is left out (both are optional in OpenAI's API).
+func appendTools(dst []byte, tools []Tool) ([]byte, error) {
+	dst = append(dst, `,"tools":[`...)
+	for i, t := range tools {
+		if t.Parameters != "" && !json.Valid([]byte(t.Parameters)) {
+			return nil, fmt.Errorf("tools[%d] (%q): parameters are not valid JSON: %s", i, t.Name, excerpt([]byte(t.Parameters), 80))
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"function","function":{"name":`...)
+		dst = jsonenc.AppendString(dst, t.Name)
+		if t.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = jsonenc.AppendString(dst, t.Description)
+		}
+		if t.Parameters != "" {
+			dst = append(dst, `,"parameters":`...)
+			dst = append(dst, t.Parameters...)
+		}
+		dst = append(dst, "}}"...)
+	}
+	return append(dst, ']'), nil
 }
 
 // bodySize estimates the encoded body size so appendBody rarely grows its
@@ -79,63 +169,17 @@ func bodySize(prefix []byte, r Request) int {
 	} else {
 		for _, m := range r.Messages {
 			n += len(m.Role) + len(m.Content) + 32
+			if m.ToolCallID != "" {
+				n += len(m.ToolCallID) + 20
+			}
+			for _, tc := range m.ToolCalls {
+				// Arguments are JSON inside a string: its quotes get escaped.
+				n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)*3/2 + 64
+			}
+		}
+		for _, t := range r.Tools {
+			n += len(t.Name) + len(t.Description) + len(t.Parameters) + 80
 		}
 	}
 	return n + n/8
-}
-
-// needsEscape marks the bytes a JSON string cannot hold as they are.
-var needsEscape = func() (t [256]bool) {
-	for b := range 0x20 {
-		t[b] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// appendJSONString appends s as a JSON string. It escapes what JSON
-// requires (quote, backslash, control characters) and replaces invalid UTF-8
-// with U+FFFD as encoding/json does; unlike encoding/json it leaves <, > and
-// & alone, which JSON does not require.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	valid := utf8.ValidString(s) // then bytes >= 0x80 need no attention
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if !needsEscape[b] && (b < utf8.RuneSelf || valid) {
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch {
-		case b == '"' || b == '\\':
-			dst = append(dst, '\\', b)
-			i++
-		case b == '\n':
-			dst = append(dst, '\\', 'n')
-			i++
-		case b == '\r':
-			dst = append(dst, '\\', 'r')
-			i++
-		case b == '\t':
-			dst = append(dst, '\\', 't')
-			i++
-		case b < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			i++
-		default: // non-ASCII in a string that is not valid UTF-8
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, `\ufffd`...)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-		}
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

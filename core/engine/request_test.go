@@ -7,51 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestAppendJSONString(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ name, in, want string }{
-		{"plain", "hello world", `"hello world"`},
-		{"empty", "", `""`},
-		{"quote and backslash", `a"b\c`, `"a\"b\\c"`},
-		{"newline tab cr", "a\nb\tc\rd", `"a\nb\tc\rd"`},
-		{"control characters", "\x00\x1f\b\f", `"\u0000\u001f\u0008\u000c"`},
-		{"html stays", "<a href='x'>&</a>", `"<a href='x'>&</a>"`},
-		{"unicode stays", "héllo 世界 🎉", `"héllo 世界 🎉"`},
-		{"invalid utf-8 replaced", "a\xffb", `"a\ufffdb"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if diff := cmp.Diff(tt.want, string(appendJSONString(nil, tt.in))); diff != "" {
-				t.Errorf("appendJSONString(%q) mismatch (-want +got):\n%s", tt.in, diff)
-			}
-		})
-	}
-}
-
-// FuzzAppendJSONString checks that our encoding decodes to what
-// encoding/json's encoding decodes to, for any input.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "hi", "a\"\\\n\x00", "\xff\xfe", "世界\u2028", "\xe4\xb8"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		enc := appendJSONString(nil, s)
-		var got string
-		if err := json.Unmarshal(enc, &got); err != nil {
-			t.Fatalf("appendJSONString(%q) = %s: not valid JSON: %v", s, enc, err)
-		}
-		ref, _ := json.Marshal(s)
-		var want string
-		if err := json.Unmarshal(ref, &want); err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("appendJSONString(%q) decodes to %q, encoding/json's to %q", s, got, want)
-		}
-	})
-}
-
 func TestAppendBody(t *testing.T) {
 	t.Parallel()
 	prefix := []byte(`{"model":"m",`)
@@ -62,7 +17,7 @@ func TestAppendBody(t *testing.T) {
 	}{
 		{
 			name: "chat",
-			req:  Request{Messages: []Message{{"system", "be brief"}, {"user", "hi"}}, MaxTokens: 128},
+			req:  Request{Messages: []Message{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}, MaxTokens: 128},
 			want: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}],"stream":true,"max_tokens":128,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
 		{
@@ -72,12 +27,12 @@ func TestAppendBody(t *testing.T) {
 		},
 		{
 			name: "completions falls back to the first message",
-			req:  Request{Messages: []Message{{"system", "first"}, {"user", "second"}}, Completion: true, MaxTokens: 2},
+			req:  Request{Messages: []Message{{Role: "system", Content: "first"}, {Role: "user", Content: "second"}}, Completion: true, MaxTokens: 2},
 			want: `{"model":"m","prompt":"first","stream":true,"max_tokens":2,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
 		{
 			name: "no max_tokens when zero",
-			req:  Request{Messages: []Message{{"user", "x"}}},
+			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}},
 			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
 		{
@@ -85,11 +40,74 @@ func TestAppendBody(t *testing.T) {
 			req:  Request{MaxTokens: 3},
 			want: `{"model":"m","messages":[],"stream":true,"max_tokens":3,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
+		{
+			name: "assistant tool calls without content",
+			req: Request{Messages: []Message{
+				{Role: "user", Content: "weather?"},
+				{Role: "assistant", ToolCalls: []ToolCall{
+					{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+					{ID: "call_1", Name: "get_time", Arguments: `{}`},
+				}},
+			}},
+			want: `{"model":"m","messages":[{"role":"user","content":"weather?"},` +
+				`{"role":"assistant","content":null,"tool_calls":[` +
+				`{"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},` +
+				`{"id":"call_1","type":"function","function":{"name":"get_time","arguments":"{}"}}]}],` +
+				`"stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "assistant tool call with content",
+			req: Request{Messages: []Message{
+				{Role: "assistant", Content: "Let me look.", ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: `{"q":"a\nb"}`}}},
+			}},
+			want: `{"model":"m","messages":[{"role":"assistant","content":"Let me look.","tool_calls":[` +
+				`{"id":"c","type":"function","function":{"name":"f","arguments":"{\"q\":\"a\\nb\"}"}}]}],` +
+				`"stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "tool reply",
+			req:  Request{Messages: []Message{{Role: "tool", Content: `{"temp_c":21}`, ToolCallID: "call_0"}}, MaxTokens: 5},
+			want: `{"model":"m","messages":[{"role":"tool","tool_call_id":"call_0","content":"{\"temp_c\":21}"}],` +
+				`"stream":true,"max_tokens":5,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "empty tool reply keeps its empty content",
+			req:  Request{Messages: []Message{{Role: "tool", ToolCallID: "call_0"}}},
+			want: `{"model":"m","messages":[{"role":"tool","tool_call_id":"call_0","content":""}],` +
+				`"stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "tools after messages",
+			req: Request{
+				Messages: []Message{{Role: "user", Content: "hi"}},
+				Tools: []Tool{
+					{Name: "get_weather", Description: "Weather \"now\".", Parameters: `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`},
+					{Name: "no_params", Description: "Nothing to pass."},
+					{Name: "bare"},
+					{Name: "spaced", Parameters: " {\n \"type\": \"object\"\n} "},
+				},
+				MaxTokens: 7,
+			},
+			want: `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` +
+				`{"type":"function","function":{"name":"get_weather","description":"Weather \"now\".","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},` +
+				`{"type":"function","function":{"name":"no_params","description":"Nothing to pass."}},` +
+				`{"type":"function","function":{"name":"bare"}},` +
+				"{\"type\":\"function\",\"function\":{\"name\":\"spaced\",\"parameters\": {\n \"type\": \"object\"\n} }}]," +
+				`"stream":true,"max_tokens":7,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "completions leaves tools out",
+			req:  Request{Prompt: "p", Completion: true, Tools: []Tool{{Name: "f", Parameters: `{}`}}},
+			want: `{"model":"m","prompt":"p","stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := appendBody(nil, prefix, tt.req)
+			got, err := appendBody(nil, prefix, tt.req)
+			if err != nil {
+				t.Fatalf("appendBody: %v", err)
+			}
 			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
 				t.Errorf("body mismatch (-want +got):\n%s", diff)
 			}
@@ -98,6 +116,85 @@ func TestAppendBody(t *testing.T) {
 			}
 			if n := bodySize(prefix, tt.req); n < len(got) {
 				t.Errorf("bodySize = %d, smaller than the body (%d bytes)", n, len(got))
+			}
+		})
+	}
+}
+
+// TestAppendBodyToolCallsRoundTrip decodes a body with every tool field
+// back with encoding/json: what a workload put in is what the engine reads.
+func TestAppendBodyToolCallsRoundTrip(t *testing.T) {
+	t.Parallel()
+	args := "{\"q\":\"line\nbreak \\\" quote é \\u00e9 \x01\"}"
+	req := Request{
+		Messages: []Message{
+			{Role: "assistant", ToolCalls: []ToolCall{{ID: "call\t0", Name: "search", Arguments: args}}},
+			{Role: "tool", Content: "result\x00</script>", ToolCallID: "call\t0"},
+		},
+		Tools: []Tool{{Name: "search", Description: "Search \u2028 the web.", Parameters: `{"type":"object"}`}},
+	}
+	body, err := appendBody(nil, []byte(`{"model":"m",`), req)
+	if err != nil {
+		t.Fatalf("appendBody: %v", err)
+	}
+	type function struct {
+		Name        string          `json:"name"`
+		Arguments   *string         `json:"arguments,omitempty"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	}
+	type call struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	type message struct {
+		Role       string  `json:"role"`
+		Content    *string `json:"content"`
+		ToolCalls  []call  `json:"tool_calls,omitempty"`
+		ToolCallID string  `json:"tool_call_id,omitempty"`
+	}
+	var got struct {
+		Messages []message `json:"messages"`
+		Tools    []struct {
+			Type     string   `json:"type"`
+			Function function `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("body does not decode: %v\n%s", err, body)
+	}
+	reply := "result\x00</script>"
+	want := []message{
+		{Role: "assistant", ToolCalls: []call{{ID: "call\t0", Type: "function", Function: function{Name: "search", Arguments: &args}}}},
+		{Role: "tool", Content: &reply, ToolCallID: "call\t0"},
+	}
+	if diff := cmp.Diff(want, got.Messages); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if len(got.Tools) != 1 || got.Tools[0].Type != "function" || got.Tools[0].Function.Name != "search" ||
+		got.Tools[0].Function.Description != "Search \u2028 the web." || string(got.Tools[0].Function.Parameters) != `{"type":"object"}` {
+		t.Errorf("tools = %+v", got.Tools)
+	}
+}
+
+// A tool whose parameters are not JSON would make the whole body invalid:
+// the request fails before anything is sent.
+func TestAppendBodyRefusesInvalidParameters(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, params string }{
+		{"truncated", `{"type":`},
+		{"two values", `{} {}`},
+		{"not JSON at all", `type: object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := Request{Messages: []Message{{Role: "user", Content: "x"}}, Tools: []Tool{{Name: "ok", Parameters: `{}`}, {Name: "get_weather", Parameters: tt.params}}}
+			body, err := appendBody(nil, []byte(`{"model":"m",`), req)
+			want := `tools[1] ("get_weather"): parameters are not valid JSON: ` + tt.params
+			if err == nil || err.Error() != want {
+				t.Errorf("appendBody = %s, %v; want error %q", body, err, want)
 			}
 		})
 	}

@@ -7,26 +7,33 @@ import "time"
 // monotonic reading and differences between them are immune to wall-clock
 // jumps).
 //
+// A chunk with output is one whose delta carries content (or reasoning)
+// text or tool-call text (an id, a name or an arguments fragment): tool
+// calls are generated tokens like any other.
+//
 // A failed request keeps ID, Submit, Finish and Error; its content fields
-// (Text, FirstToken, LastToken, token counts, Chunks, ITL) are zero, as in
-// the original tool, except a stream that ended with [DONE] but carried no
-// content: it keeps the usage the engine reported.
+// (Text, ToolCalls, FirstToken, LastToken, token counts, Chunks, ITL) are
+// zero, as in the original tool, except a stream that ended with [DONE]
+// but carried no output: it keeps the usage the engine reported.
 type Result struct {
 	ID      string
 	Success bool
 	Error   string // non-empty for every failure
 	Text    string // concatenated streamed content
+	// ToolCalls are the function calls the answer streamed, assembled from
+	// their deltas and in the order of their indexes; nil if none.
+	ToolCalls []ToolCall
 
 	Submit     time.Time // right before the HTTP call
-	FirstToken time.Time // first non-empty content chunk; zero if none
-	LastToken  time.Time // last non-empty content chunk
+	FirstToken time.Time // first chunk with output; zero if none
+	LastToken  time.Time // last chunk with output
 	Finish     time.Time // end of the stream ([DONE] or the failure)
 
 	InputTokens  int // usage.prompt_tokens, 0 if absent
 	OutputTokens int // usage.completion_tokens if > 0, else Chunks
 	CachedTokens int // usage.prompt_tokens_details.cached_tokens, 0 if absent
-	Chunks       int // non-empty content chunks
-	// ITL is the mean gap between successive non-empty content chunks,
+	Chunks       int // chunks with output
+	// ITL is the mean gap between successive chunks with output,
 	// (LastToken-FirstToken)/(Chunks-1); 0 with fewer than two chunks.
 	ITL time.Duration
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/lmbench/lmbench/core/internal/jsonenc"
+
 	"bytes"
 	"context"
 	"errors"
@@ -91,7 +93,7 @@ func New(cfg Config) (*Sender, error) {
 			"Content-Type":  {"application/json"},
 			"Accept":        {"text/event-stream"},
 		},
-		prefix: appendJSONString([]byte(`{"model":`), cfg.Model),
+		prefix: jsonenc.AppendString([]byte(`{"model":`), cfg.Model),
 		key:    key,
 		now:    now,
 	}
@@ -149,7 +151,11 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	body := appendBody(make([]byte, 0, bodySize(s.prefix, req)), s.prefix, req)
+	body, err := appendBody(make([]byte, 0, bodySize(s.prefix, req)), s.prefix, req)
+	if err != nil {
+		res.Submit = s.now()
+		return failed(res, res.Submit, strings.ToValidUTF8(redact("request not sent: "+err.Error(), s.key), "\uFFFD"))
+	}
 	hreq := s.newHTTPRequest(ctx, req, body)
 
 	res.Submit = s.now()
@@ -185,6 +191,7 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 	}
 	res.Success = true
 	res.Text = string(st.text)
+	res.ToolCalls = st.toolCalls()
 	res.Chunks = st.chunks
 	res.FirstToken = st.first
 	res.LastToken = st.last

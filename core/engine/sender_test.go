@@ -317,7 +317,7 @@ func TestSendRequestBodyAndHeaders(t *testing.T) {
 	}))
 	req := Request{
 		ID:        "r1",
-		Messages:  []Message{{"system", "You are helpful."}, {"user", "Document 0: hi hi\n\nQuestion 0: \"why\"?"}},
+		Messages:  []Message{{Role: "system", Content: "You are helpful."}, {Role: "user", Content: "Document 0: hi hi\n\nQuestion 0: \"why\"?"}},
 		MaxTokens: 128,
 		Header:    http.Header{"Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
 	}
@@ -380,7 +380,7 @@ func TestSendCompletionsMode(t *testing.T) {
 		wantPrompt string
 	}{
 		{"prompt", Request{ID: "c", Prompt: "Once upon a time", Completion: true, MaxTokens: 8}, "Once upon a time"},
-		{"first message when no prompt", Request{ID: "c", Messages: []Message{{"system", "sys"}, {"user", "u"}}, Completion: true, MaxTokens: 8}, "sys"},
+		{"first message when no prompt", Request{ID: "c", Messages: []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "u"}}, Completion: true, MaxTokens: 8}, "sys"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -737,7 +737,7 @@ func TestSendConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprint(i)
-			req := Request{ID: id, Messages: []Message{{"user", id}}, MaxTokens: 4}
+			req := Request{ID: id, Messages: []Message{{Role: "user", Content: id}}, MaxTokens: 4}
 			want := id + "|"
 			if i%2 == 0 {
 				req.Header = http.Header{"Traceparent": {"tp-" + id}}

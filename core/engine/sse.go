@@ -3,10 +3,12 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -18,6 +20,7 @@ const (
 	maxLineSize    = 64 << 20 // a longer SSE line fails the request
 	maxPooledBuf   = 1 << 20  // larger scratch buffers are not kept in the pool
 	drainLimit     = 64 << 10 // bytes read after [DONE] so the connection is reused
+	maxToolCalls   = 1024     // distinct tool-call indexes in one answer; more fails it
 )
 
 // chunk holds the fields of one streamed JSON chunk that we use; everything
@@ -35,8 +38,20 @@ type choice struct {
 		Content          json.RawMessage `json:"content"`
 		ReasoningContent json.RawMessage `json:"reasoning_content"`
 		Reasoning        json.RawMessage `json:"reasoning"`
+		ToolCalls        []toolCallDelta `json:"tool_calls"`
 	} `json:"delta"`
 	Text json.RawMessage `json:"text"`
+}
+
+// toolCallDelta is one entry of delta.tool_calls: a piece of the call at
+// Index. Index is raw so that an absent or null index can be told from 0.
+type toolCallDelta struct {
+	Index    json.RawMessage `json:"index"`
+	ID       json.RawMessage `json:"id"`
+	Function struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
 }
 
 type usage struct {
@@ -57,6 +72,13 @@ func (c *chunk) reset() {
 		ch.Delta.Content = ch.Delta.Content[:0]
 		ch.Delta.ReasoningContent = ch.Delta.ReasoningContent[:0]
 		ch.Delta.Reasoning = ch.Delta.Reasoning[:0]
+		tcs := ch.Delta.ToolCalls[:cap(ch.Delta.ToolCalls)]
+		for j := range tcs {
+			d := &tcs[j]
+			d.Index, d.ID = d.Index[:0], d.ID[:0]
+			d.Function.Name, d.Function.Arguments = d.Function.Name[:0], d.Function.Arguments[:0]
+		}
+		ch.Delta.ToolCalls = tcs[:0]
 		ch.Text = ch.Text[:0]
 	}
 	c.Choices = c.Choices[:0]
@@ -72,11 +94,15 @@ type stream struct {
 	long  []byte // assembles lines longer than the read buffer
 	text  []byte // concatenated content
 	chunk chunk
+	// calls accumulates the streamed tool calls, in the order their
+	// indexes first appeared; scratch holds one delta's unquoted strings.
+	calls   []toolCallAcc
+	scratch []byte
 
 	completion bool
 	now        func() time.Time
 
-	chunks       int
+	chunks       int // chunks with output: content, reasoning or tool-call text
 	first, last  time.Time
 	inputTokens  int
 	outputTokens int
@@ -108,8 +134,27 @@ func putStream(st *stream) {
 	if cap(text) > maxPooledBuf {
 		text = nil
 	}
-	*st = stream{br: st.br, long: st.long[:0], text: text, chunk: st.chunk}
+	scratch := st.scratch[:0]
+	if cap(scratch) > maxPooledBuf {
+		scratch = nil
+	}
+	*st = stream{br: st.br, long: st.long[:0], text: text, chunk: st.chunk, calls: poolableCalls(st.calls), scratch: scratch}
 	streamPool.Put(st)
+}
+
+// poolableCalls empties calls for reuse, keeping the buffers of a few
+// ordinary calls.
+func poolableCalls(calls []toolCallAcc) []toolCallAcc {
+	all := calls[:cap(calls)]
+	if len(all) > 64 {
+		return nil
+	}
+	for i := range all {
+		if c := &all[i]; cap(c.id)+cap(c.name)+cap(c.args) > maxPooledBuf {
+			*c = toolCallAcc{}
+		}
+	}
+	return all[:0]
 }
 
 // errStreamFailed carries a failure message that is already in its final
@@ -202,11 +247,11 @@ func (st *stream) line(line []byte) error {
 	if st.eventError {
 		return errStreamFailed("stream error: " + errorMessage(payload))
 	}
-	n, err := st.decode(payload)
+	output, err := st.decode(payload)
 	if err != nil {
 		return err
 	}
-	if n > 0 {
+	if output {
 		st.chunks++
 		if st.first.IsZero() {
 			st.first = t
@@ -216,19 +261,20 @@ func (st *stream) line(line []byte) error {
 	return nil
 }
 
-// decode decodes one JSON chunk, records its usage and appends its content
-// to st.text. It returns the number of content bytes appended.
-func (st *stream) decode(payload []byte) (int, error) {
+// decode decodes one JSON chunk, records its usage, appends its content to
+// st.text and merges its tool-call deltas into st.calls. It reports whether
+// the chunk carried output: content (or reasoning) or tool-call text.
+func (st *stream) decode(payload []byte) (bool, error) {
 	c := &st.chunk
 	c.reset()
 	if !c.decodeFast(payload) {
 		c.reset()
 		if err := json.Unmarshal(payload, c); err != nil {
-			return 0, errStreamFailed(fmt.Sprintf("malformed chunk %q: %v", excerpt(payload, 200), err))
+			return false, malformed(payload, err)
 		}
 	}
 	if len(c.Error) > 0 && !isNull(c.Error) {
-		return 0, errStreamFailed("stream error: " + errorMessage(c.Error))
+		return false, errStreamFailed("stream error: " + errorMessage(c.Error))
 	}
 	if c.Usage.PromptTokens > 0 {
 		st.inputTokens = c.Usage.PromptTokens
@@ -240,7 +286,7 @@ func (st *stream) decode(payload []byte) (int, error) {
 		st.cachedTokens = c.Usage.PromptTokensDetails.CachedTokens
 	}
 	if len(c.Choices) == 0 {
-		return 0, nil // the usage chunk
+		return false, nil // the usage chunk
 	}
 	ch := &c.Choices[0]
 	raw := ch.Text
@@ -251,9 +297,128 @@ func (st *stream) decode(payload []byte) (int, error) {
 	var err error
 	st.text, err = appendUnquoted(st.text, raw)
 	if err != nil {
-		return 0, errStreamFailed(fmt.Sprintf("malformed chunk %q: %v", excerpt(payload, 200), err))
+		return false, malformed(payload, fmt.Errorf("content %w", err))
 	}
-	return len(st.text) - before, nil
+	output := len(st.text) > before
+	if !st.completion && len(ch.Delta.ToolCalls) > 0 {
+		calls, err := st.addToolCalls(ch.Delta.ToolCalls)
+		if err != nil {
+			return false, malformed(payload, err)
+		}
+		output = output || calls
+	}
+	return output, nil
+}
+
+func malformed(payload []byte, err error) error {
+	return errStreamFailed(fmt.Sprintf("malformed chunk %q: %v", excerpt(payload, 200), err))
+}
+
+// toolCallAcc is one tool call assembled from its deltas.
+type toolCallAcc struct {
+	index          int
+	id, name, args []byte
+}
+
+// addToolCalls merges one chunk's tool-call deltas into st.calls, by
+// index: id and name come from the first delta that has them, arguments
+// are concatenated. A delta without an index is the call at its position
+// in the array (as when a whole call comes in one chunk). It reports
+// whether any delta carried text; a delta that carries none (only an index
+// and a type, say) is not output and creates no call.
+func (st *stream) addToolCalls(deltas []toolCallDelta) (bool, error) {
+	output := false
+	for i := range deltas {
+		d := &deltas[i]
+		index, err := toolCallIndex(d.Index, i)
+		if err != nil {
+			return false, fmt.Errorf("tool_calls[%d].index %w", i, err)
+		}
+		b := st.scratch[:0]
+		if b, err = appendUnquoted(b, d.ID); err != nil {
+			return false, fmt.Errorf("tool_calls[%d].id %w", i, err)
+		}
+		idEnd := len(b)
+		if b, err = appendUnquoted(b, d.Function.Name); err != nil {
+			return false, fmt.Errorf("tool_calls[%d].function.name %w", i, err)
+		}
+		nameEnd := len(b)
+		if b, err = appendUnquoted(b, d.Function.Arguments); err != nil {
+			return false, fmt.Errorf("tool_calls[%d].function.arguments %w", i, err)
+		}
+		st.scratch = b
+		if len(b) == 0 {
+			continue
+		}
+		acc := st.toolCall(index)
+		if acc == nil {
+			return false, fmt.Errorf("more than %d tool calls", maxToolCalls)
+		}
+		if len(acc.id) == 0 {
+			acc.id = append(acc.id, b[:idEnd]...)
+		}
+		if len(acc.name) == 0 {
+			acc.name = append(acc.name, b[idEnd:nameEnd]...)
+		}
+		acc.args = append(acc.args, b[nameEnd:]...)
+		output = true
+	}
+	return output, nil
+}
+
+// toolCallIndex reads a delta's index; absent or null, it is pos.
+func toolCallIndex(raw json.RawMessage, pos int) (int, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return pos, nil
+	}
+	if len(raw) > 9 {
+		return 0, fmt.Errorf("is not an integer from 0 to 999999999: %s", excerpt(raw, 40))
+	}
+	n := 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("is not an integer from 0 to 999999999: %s", excerpt(raw, 40))
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}
+
+// toolCall returns the call with index, adding it if it is new, or nil
+// when there are already maxToolCalls. Deltas nearly always continue the
+// latest call, so the search starts from the end.
+func (st *stream) toolCall(index int) *toolCallAcc {
+	for i := len(st.calls) - 1; i >= 0; i-- {
+		if st.calls[i].index == index {
+			return &st.calls[i]
+		}
+	}
+	n := len(st.calls)
+	if n >= maxToolCalls {
+		return nil
+	}
+	if n < cap(st.calls) {
+		st.calls = st.calls[:n+1] // reuse the pooled buffers
+	} else {
+		st.calls = append(st.calls, toolCallAcc{})
+	}
+	acc := &st.calls[n]
+	acc.index, acc.id, acc.name, acc.args = index, acc.id[:0], acc.name[:0], acc.args[:0]
+	return acc
+}
+
+// toolCalls returns the assembled calls in index order, nil if none.
+func (st *stream) toolCalls() []ToolCall {
+	if len(st.calls) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(st.calls, func(a, b toolCallAcc) int { return cmp.Compare(a.index, b.index) })
+	out := make([]ToolCall, len(st.calls))
+	for i, c := range st.calls {
+		out[i] = ToolCall{ID: string(c.id), Name: string(c.name), Arguments: string(c.args)}
+	}
+	return out
 }
 
 // firstPresent returns the first value that is present and not null: the
@@ -271,14 +436,15 @@ func firstPresent(vals ...json.RawMessage) json.RawMessage {
 func isNull(raw []byte) bool { return string(raw) == "null" }
 
 // appendUnquoted appends the JSON string raw to dst; an absent or null raw
-// appends nothing. Strings without escapes are copied directly.
+// appends nothing. Strings without escapes are copied directly. Errors
+// read after the field's name: "content is not a string: 42".
 func appendUnquoted(dst, raw []byte) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || isNull(raw) {
 		return dst, nil
 	}
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return dst, fmt.Errorf("content is not a string: %s", excerpt(raw, 40))
+		return dst, fmt.Errorf("is not a string: %s", excerpt(raw, 40))
 	}
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
@@ -286,7 +452,7 @@ func appendUnquoted(dst, raw []byte) ([]byte, error) {
 	}
 	out, ok := appendUnescaped(dst, inner)
 	if !ok {
-		return dst, fmt.Errorf("invalid string %s", excerpt(raw, 40))
+		return dst, fmt.Errorf("is an invalid string: %s", excerpt(raw, 40))
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,16 @@ func TestDecodeErrors(t *testing.T) {
 		{"error string", `{"error":"overloaded"}`, "stream error: overloaded"},
 		{"error without message", `{"error":{"code":500}}`, `stream error: {"code":500}`},
 		{"content not a string", `{"choices":[{"delta":{"content":42}}]}`, "content is not a string: 42"},
+		{"tool_calls not an array", `{"choices":[{"delta":{"tool_calls":{"index":0}}}]}`, "malformed chunk"},
+		{"tool call not an object", `{"choices":[{"delta":{"tool_calls":[7]}}]}`, "malformed chunk"},
+		{"tool call function not an object", `{"choices":[{"delta":{"tool_calls":[{"function":"f"}]}}]}`, "malformed chunk"},
+		{"tool call arguments not a string", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":{"city":"Paris"}}}]}}]}`, `tool_calls[0].function.arguments is not a string: {"city":"Paris"}`},
+		{"tool call name not a string", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":1}}]}}]}`, "tool_calls[0].function.name is not a string: 1"},
+		{"tool call id not a string", `{"choices":[{"delta":{"tool_calls":[{"index":0},{"index":1,"id":true}]}}]}`, "tool_calls[1].id is not a string: true"},
+		{"negative tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":-1,"id":"c"}]}}]}`, "tool_calls[0].index is not an integer from 0 to 999999999: -1"},
+		{"string tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":"0","id":"c"}]}}]}`, `tool_calls[0].index is not an integer from 0 to 999999999: "0"`},
+		{"fractional tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":1.5,"id":"c"}]}}]}`, "malformed chunk"},
+		{"huge tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":12345678901,"id":"c"}]}}]}`, "tool_calls[0].index is not an integer from 0 to 999999999: 12345678901"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +160,8 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(": c\r\nevent: error\r\ndata: {\"message\":\"x\"}\r\n\r\n"))
 	f.Add([]byte("data:{\"choices\":[{\"text\":\"t\"}]}\ndata:[DONE]"))
 	f.Add([]byte("data: {\"usage\":{\"prompt_tokens\":3}}\n\ndata: {bad\n\n"))
+	f.Add([]byte("data: " + toolChunk(`[{"index":0,"id":"c","function":{"name":"f","arguments":"{"}}]`) + "\n\ndata: " +
+		toolChunk(`[{"index":0,"function":{"arguments":"}"}},{"index":1,"id":"d"}]`) + "\n\ndata: [DONE]\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, completion := range []bool{false, true} {
 			st := getStream(bytes.NewReader(body), completion, time.Now)
@@ -162,7 +175,175 @@ func FuzzStream(f *testing.F) {
 			if st.chunks > 0 && (st.first.IsZero() || st.last.Before(st.first)) {
 				t.Fatalf("chunks %d, first %v, last %v for %q", st.chunks, st.first, st.last, body)
 			}
+			if calls := st.toolCalls(); len(calls) > 0 && (completion || st.chunks == 0) {
+				t.Fatalf("%d tool calls with completion %v and %d chunks for %q", len(calls), completion, st.chunks, body)
+			}
+			for _, c := range st.toolCalls() {
+				if c.ID == "" && c.Name == "" && c.Arguments == "" {
+					t.Fatalf("empty tool call for %q", body)
+				}
+			}
 			putStream(st)
 		}
 	})
+}
+
+// toolChunk is a chat chunk whose delta holds the given tool_calls JSON.
+func toolChunk(toolCalls string) string {
+	return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":` + toolCalls + `},"logprobs":null,"finish_reason":null}]}`
+}
+
+func TestDecodeToolCalls(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		payloads   []string
+		completion bool
+		wantOutput []bool // per payload: did it count as output
+		wantText   string
+		want       []ToolCall
+	}{
+		{
+			name: "vLLM: id and name first, then argument fragments",
+			payloads: []string{
+				toolChunk(`[{"id":"chatcmpl-tool-a1","type":"function","index":0,"function":{"name":"get_weather"}}]`),
+				toolChunk(`[{"index":0,"function":{"arguments":"{\"city\": \""}}]`),
+				toolChunk(`[{"index":0,"function":{"arguments":"Paris"}}]`),
+				toolChunk(`[{"index":0,"function":{"arguments":"\"}"}}]`),
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			},
+			wantOutput: []bool{true, true, true, true, false},
+			want:       []ToolCall{{ID: "chatcmpl-tool-a1", Name: "get_weather", Arguments: `{"city": "Paris"}`}},
+		},
+		{
+			name: "later ids and names do not replace the first",
+			payloads: []string{
+				toolChunk(`[{"index":0,"id":"call_0","type":"function","function":{"name":"f","arguments":""}}]`),
+				toolChunk(`[{"index":0,"id":"","function":{"name":null,"arguments":"{}"}}]`),
+				toolChunk(`[{"index":0,"id":"other","function":{"name":"g"}}]`),
+			},
+			wantOutput: []bool{true, true, true},
+			want:       []ToolCall{{ID: "call_0", Name: "f", Arguments: "{}"}},
+		},
+		{
+			name: "several calls, interleaved, returned in index order",
+			payloads: []string{
+				toolChunk(`[{"index":1,"id":"b","function":{"name":"second","arguments":"[1"}}]`),
+				toolChunk(`[{"index":0,"id":"a","function":{"name":"first","arguments":"{"}}]`),
+				toolChunk(`[{"index":1,"function":{"arguments":",2]"}},{"index":0,"function":{"arguments":"}"}}]`),
+				toolChunk(`[{"index":2,"id":"c","function":{"name":"third"}}]`),
+			},
+			wantOutput: []bool{true, true, true, true},
+			want:       []ToolCall{{ID: "a", Name: "first", Arguments: "{}"}, {ID: "b", Name: "second", Arguments: "[1,2]"}, {ID: "c", Name: "third"}},
+		},
+		{
+			name: "content and a tool call in one chunk",
+			payloads: []string{
+				`{"choices":[{"delta":{"content":"Checking.","tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":"{}"}}]}}]}`,
+			},
+			wantOutput: []bool{true},
+			wantText:   "Checking.",
+			want:       []ToolCall{{ID: "x", Name: "f", Arguments: "{}"}},
+		},
+		{
+			name: "no index: the position in the array",
+			payloads: []string{
+				toolChunk(`[{"id":"a","function":{"name":"f","arguments":"{}"}},{"id":"b","index":null,"function":{"name":"g","arguments":"{}"}}]`),
+			},
+			wantOutput: []bool{true},
+			want:       []ToolCall{{ID: "a", Name: "f", Arguments: "{}"}, {ID: "b", Name: "g", Arguments: "{}"}},
+		},
+		{
+			name: "escaped arguments are unescaped",
+			payloads: []string{
+				toolChunk(`[{"index":0,"id":"i","function":{"name":"f","arguments":"{\"q\":\"caf\u00e9\\n\"}"}}]`),
+			},
+			wantOutput: []bool{true},
+			want:       []ToolCall{{ID: "i", Name: "f", Arguments: `{"q":"café\n"}`}},
+		},
+		{
+			name: "deltas without text are not output and make no call",
+			payloads: []string{
+				toolChunk(`[]`),
+				toolChunk(`null`),
+				toolChunk(`[null,{"index":3,"type":"function"},{"index":4,"id":"","function":{"name":"","arguments":""}}]`),
+			},
+			wantOutput: []bool{false, false, false},
+		},
+		{
+			name:       "completions ignore tool calls",
+			payloads:   []string{`{"choices":[{"text":"t","delta":{"tool_calls":[{"index":0,"id":"x"}]}}]}`},
+			completion: true,
+			wantOutput: []bool{true},
+			wantText:   "t",
+		},
+		{
+			name:       "only the first choice",
+			payloads:   []string{`{"choices":[{"delta":{}},{"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f"}}]}}]}`},
+			wantOutput: []bool{false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := getStream(nil, tt.completion, time.Now)
+			defer putStream(st)
+			var outputs []bool
+			for _, p := range tt.payloads {
+				out, err := st.decode([]byte(p))
+				if err != nil {
+					t.Fatalf("decode(%s): %v", p, err)
+				}
+				outputs = append(outputs, out)
+			}
+			if diff := cmp.Diff(tt.wantOutput, outputs); diff != "" {
+				t.Errorf("output per chunk (-want +got):\n%s", diff)
+			}
+			if got := string(st.text); got != tt.wantText {
+				t.Errorf("text = %q, want %q", got, tt.wantText)
+			}
+			if diff := cmp.Diff(tt.want, st.toolCalls()); diff != "" {
+				t.Errorf("tool calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeToolCallLimit(t *testing.T) {
+	t.Parallel()
+	st := getStream(nil, false, time.Now)
+	defer putStream(st)
+	for i := range maxToolCalls {
+		p := toolChunk(fmt.Sprintf(`[{"index":%d,"id":"c%d"}]`, i, i))
+		if _, err := st.decode([]byte(p)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	_, err := st.decode([]byte(toolChunk(fmt.Sprintf(`[{"index":%d,"id":"one too many"}]`, maxToolCalls))))
+	if want := fmt.Sprintf("more than %d tool calls", maxToolCalls); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want it to contain %q", err, want)
+	}
+}
+
+// TestToolCallsReusePooledStreams: a stream taken from the pool starts
+// without the calls of the previous request.
+func TestToolCallsReusePooledStreams(t *testing.T) {
+	st := getStream(nil, false, time.Now)
+	if _, err := st.decode([]byte(toolChunk(`[{"index":0,"id":"old","function":{"name":"f","arguments":"{\"a\":1}"}},{"index":1,"id":"old2"}]`))); err != nil {
+		t.Fatal(err)
+	}
+	putStream(st)
+	for range 4 { // the pool may hand back another stream; any of them must be clean
+		st = getStream(nil, false, time.Now)
+		if len(st.calls) != 0 || len(st.text) != 0 {
+			t.Fatalf("pooled stream kept %d calls, text %q", len(st.calls), st.text)
+		}
+		if _, err := st.decode([]byte(toolChunk(`[{"index":0,"function":{"arguments":"x"}}]`))); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]ToolCall{{Arguments: "x"}}, st.toolCalls()); diff != "" {
+			t.Errorf("tool calls (-want +got):\n%s", diff)
+		}
+		putStream(st)
+	}
 }

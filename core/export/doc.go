@@ -1,5 +1,4 @@
-// Package export gets finished requests safely out of the host: the run
-// journal (every finished request, in order, flushed as it goes: the source
-// of truth a killed run is re-exported from) and the fan-out to exporter
-// plugins behind bounded queues, so a slow exporter never stalls sending.
+// Package export feeds finished requests to the exporter plugins behind
+// a bounded queue per exporter, so a slow exporter never stalls the
+// sender (the journal, in package record, already has every record).
 package export

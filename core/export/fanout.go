@@ -7,17 +7,27 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	"github.com/lmbench/lmbench/core/record"
 )
 
-// Exporter is the part of the exporter protocol the fan-out uses.
+// Exporter is what the fan-out feeds: a configured exporter plugin
+// (core/plugin adapts one), or a fake in tests.
 type Exporter interface {
-	Write(ctx context.Context, req *exporterv1.WriteRequest) (*exporterv1.WriteResponse, error)
-	Finish(ctx context.Context, req *exporterv1.FinishRequest) (*exporterv1.FinishResponse, error)
+	Write(ctx context.Context, records []*record.Record) error
+	Finish(ctx context.Context, summary record.Summary) ([]File, error)
 }
+
+// File is a file an exporter wrote.
+type File struct {
+	Path        string
+	Rows        int64
+	Description string
+}
+
+// BatchBytes caps the records of one Write (well below the plugin
+// protocol's message limit).
+const BatchBytes = 8 << 20
 
 // Target is one exporter to feed.
 type Target struct {
@@ -36,17 +46,25 @@ type Options struct {
 
 // Fanout feeds records to every exporter from its own goroutine. Add
 // blocks only when an exporter's queue is full (backpressure, never loss).
+// Add does not wake the exporter's goroutine for each record: it wakes
+// when a batch is full, at FlushEvery, and at Finish, so the host's run
+// loop (which calls Add as each request finishes) does not hand the CPU
+// to an exporter between a finish and the next send.
 type Fanout struct {
 	queues []*queue
 	log    zerolog.Logger
 }
 
 type queue struct {
-	t       Target
-	opts    Options
-	ch      chan *exporterv1.Record
-	done    chan struct{}
+	t    Target
+	opts Options
+	done chan struct{}
+	kick chan struct{} // a full batch is waiting (buffered: one kick pending)
+
 	mu      sync.Mutex
+	room    *sync.Cond // signalled when the goroutine takes records
+	buf     []*record.Record
+	closed  bool
 	err     error
 	written int64
 }
@@ -64,7 +82,8 @@ func NewFanout(targets []Target, opts Options, log zerolog.Logger) *Fanout {
 	}
 	f := &Fanout{log: log}
 	for _, t := range targets {
-		q := &queue{t: t, opts: opts, ch: make(chan *exporterv1.Record, opts.QueueLen), done: make(chan struct{})}
+		q := &queue{t: t, opts: opts, done: make(chan struct{}), kick: make(chan struct{}, 1)}
+		q.room = sync.NewCond(&q.mu)
 		f.queues = append(f.queues, q)
 		go q.run(log.With().Str("exporter", t.Name).Logger())
 	}
@@ -72,9 +91,25 @@ func NewFanout(targets []Target, opts Options, log zerolog.Logger) *Fanout {
 }
 
 // Add queues a record for every exporter.
-func (f *Fanout) Add(r *exporterv1.Record) {
+func (f *Fanout) Add(r *record.Record) {
 	for _, q := range f.queues {
-		q.ch <- r
+		q.add(r)
+	}
+}
+
+func (q *queue) add(r *record.Record) {
+	q.mu.Lock()
+	for len(q.buf) >= q.opts.QueueLen {
+		q.room.Wait()
+	}
+	q.buf = append(q.buf, r)
+	full := len(q.buf) >= q.opts.BatchLen
+	q.mu.Unlock()
+	if full {
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -85,55 +120,72 @@ func (q *queue) wrap(op string, err error) error {
 	return fmt.Errorf("exporter %s: %s: %w", q.t.Name, op, err)
 }
 
+// take returns the queued records and whether Finish has closed the queue.
+func (q *queue) take() ([]*record.Record, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	recs, closed := q.buf, q.closed
+	q.buf = nil
+	q.room.Broadcast()
+	return recs, closed
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.kick <- struct{}{}:
+	default:
+	}
+}
+
 func (q *queue) run(log zerolog.Logger) {
 	defer close(q.done)
-	var (
-		batch []*exporterv1.Record
-		bytes int
-		tick  = time.NewTicker(q.opts.FlushEvery)
-	)
+	tick := time.NewTicker(q.opts.FlushEvery)
 	defer tick.Stop()
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
+	write := func(batch []*record.Record) {
 		q.mu.Lock()
 		failed := q.err != nil
 		q.mu.Unlock()
-		if !failed {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			_, err := q.t.Exporter.Write(ctx, &exporterv1.WriteRequest{Records: batch})
-			cancel()
-			if err != nil {
-				err = q.wrap("write", err)
-				log.Error().Err(err).Msg("exporter failed; its output will be incomplete (the journal has every record)")
-				q.mu.Lock()
-				q.err = err
-				q.mu.Unlock()
-			} else {
-				q.written += int64(len(batch))
-			}
+		if failed {
+			return
 		}
-		batch, bytes = batch[:0:0], 0
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err := q.t.Exporter.Write(ctx, batch)
+		cancel()
+		if err != nil {
+			err = q.wrap("write", err)
+			log.Error().Err(err).Msg("exporter failed; its output will be incomplete (the journal has every record)")
+			q.mu.Lock()
+			q.err = err
+			q.mu.Unlock()
+			return
+		}
+		q.written += int64(len(batch))
 	}
 	for {
 		select {
-		case r, ok := <-q.ch:
-			if !ok {
-				flush()
-				return
-			}
-			size := proto.Size(r)
-			if bytes+size > handshake.BatchBytes {
-				flush()
-			}
-			batch = append(batch, r)
-			bytes += size
-			if len(batch) >= q.opts.BatchLen {
-				flush()
-			}
+		case <-q.kick:
 		case <-tick.C:
-			flush()
+		}
+		recs, closed := q.take()
+		// Batches of at most BatchLen records and BatchBytes bytes.
+		for len(recs) > 0 {
+			n, bytes := 0, 0
+			for n < len(recs) && n < q.opts.BatchLen {
+				size := recordSize(recs[n])
+				if n > 0 && bytes+size > BatchBytes {
+					break
+				}
+				bytes += size
+				n++
+			}
+			write(recs[:n])
+			recs = recs[n:]
+		}
+		if closed {
+			return
 		}
 	}
 }
@@ -141,20 +193,20 @@ func (q *queue) run(log zerolog.Logger) {
 // Result of finishing one exporter.
 type Result struct {
 	Name  string
-	Files []*exporterv1.WrittenFile
+	Files []File
 	Err   error
 }
 
 // Finish drains every queue, then calls Finish on each exporter (in
 // parallel, each bounded by timeout). Call it exactly once, after the last Add.
-func (f *Fanout) Finish(summary *exporterv1.Summary, timeout time.Duration) []Result {
+func (f *Fanout) Finish(summary record.Summary, timeout time.Duration) []Result {
 	out := make([]Result, len(f.queues))
 	var wg sync.WaitGroup
 	for i, q := range f.queues {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			close(q.ch)
+			q.close()
 			<-q.done
 			out[i] = Result{Name: q.t.Name}
 			q.mu.Lock()
@@ -162,11 +214,11 @@ func (f *Fanout) Finish(summary *exporterv1.Summary, timeout time.Duration) []Re
 			q.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			resp, err := q.t.Exporter.Finish(ctx, &exporterv1.FinishRequest{Summary: summary})
+			files, err := q.t.Exporter.Finish(ctx, summary)
 			if err != nil {
 				out[i].Err = q.wrap("finish", err)
 			} else {
-				out[i].Files = resp.GetFiles()
+				out[i].Files = files
 			}
 			if werr != nil {
 				out[i].Err = werr
@@ -175,4 +227,13 @@ func (f *Fanout) Finish(summary *exporterv1.Summary, timeout time.Duration) []Re
 	}
 	wg.Wait()
 	return out
+}
+
+// recordSize estimates a record's size on the wire.
+func recordSize(r *record.Record) int {
+	n := len(r.RunID) + len(r.Workload) + len(r.RequestID) + len(r.Error) + 160
+	for k, v := range r.Tags {
+		n += len(k) + len(v) + 8
+	}
+	return n
 }

@@ -17,15 +17,19 @@ type Candidate struct {
 	Shadowed []string // later binaries of the same name, not used
 }
 
-// SearchDirs returns where plugins are looked for, first hit wins:
-// LMBENCH_PLUGIN_PATH (when set, the only place searched), else the
+// SearchDirs returns where plugins are looked for, first hit wins: the
+// directories of LMBENCH_PLUGIN_PATH (a list, like PATH), then the
 // directory of the lmbench binary and its plugins/ subdirectory, then the
-// user data directory ($XDG_DATA_HOME/lmbench/plugins).
+// user data directory ($XDG_DATA_HOME/lmbench/plugins). The variable adds
+// to the default places (a plugin there shadows a bundled one of the same
+// name); it does not replace them.
 func SearchDirs() []string {
-	if p := os.Getenv("LMBENCH_PLUGIN_PATH"); p != "" {
-		return filepath.SplitList(p)
-	}
 	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv("LMBENCH_PLUGIN_PATH")) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real

@@ -110,33 +110,37 @@ func TestParseName(t *testing.T) {
 
 // Not parallel: t.Setenv.
 func TestSearchDirs(t *testing.T) {
-	list := string(os.PathListSeparator)
-	t.Run("LMBENCH_PLUGIN_PATH is the only place searched", func(t *testing.T) {
-		t.Setenv("LMBENCH_PLUGIN_PATH", "/opt/a"+list+"/opt/b")
-		t.Setenv("XDG_DATA_HOME", "/xdg")
-		if diff := cmp.Diff([]string{"/opt/a", "/opt/b"}, SearchDirs()); diff != "" {
-			t.Errorf("SearchDirs (-want +got):\n%s", diff)
-		}
-	})
 	if runtime.GOOS == "windows" {
-		return // the data directory comes from %AppData%
+		t.Skip("the data directory comes from %AppData%")
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
 	exeDir := filepath.Dir(exe)
-	t.Run("default: next to the binary, then the data dir", func(t *testing.T) {
-		t.Setenv("LMBENCH_PLUGIN_PATH", "")
-		t.Setenv("XDG_DATA_HOME", "/xdg")
-		want := []string{exeDir, filepath.Join(exeDir, "plugins"), "/xdg/lmbench/plugins"}
-		if diff := cmp.Diff(want, SearchDirs()); diff != "" {
-			t.Errorf("SearchDirs (-want +got):\n%s", diff)
-		}
-	})
+	defaults := []string{exeDir, filepath.Join(exeDir, "plugins"), "/xdg/lmbench/plugins"}
+	list := string(os.PathListSeparator)
+	tests := []struct {
+		name, path string
+		want       []string
+	}{
+		{"default: next to the binary, then the data dir", "", defaults},
+		{"LMBENCH_PLUGIN_PATH comes first and adds to the defaults", "/opt/a" + list + "/opt/b",
+			append([]string{"/opt/a", "/opt/b"}, defaults...)},
+		{"empty entries are skipped", list + "/opt/a" + list + list, append([]string{"/opt/a"}, defaults...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("LMBENCH_PLUGIN_PATH", tt.path)
+			t.Setenv("XDG_DATA_HOME", "/xdg")
+			if diff := cmp.Diff(tt.want, SearchDirs()); diff != "" {
+				t.Errorf("SearchDirs (-want +got):\n%s", diff)
+			}
+		})
+	}
 	t.Run("no XDG_DATA_HOME: ~/.local/share", func(t *testing.T) {
 		t.Setenv("LMBENCH_PLUGIN_PATH", "")
 		t.Setenv("XDG_DATA_HOME", "")
@@ -146,6 +150,44 @@ func TestSearchDirs(t *testing.T) {
 			t.Errorf("last dir = %q, want %q (all: %v)", got, want, dirs)
 		}
 	})
+}
+
+// A plugin in LMBENCH_PLUGIN_PATH shadows the installed one of the same
+// name, and the installed plugins it does not name are still found.
+// Not parallel: t.Setenv.
+func TestPluginPathShadowsInstalledPlugins(t *testing.T) {
+	skipOnWindows(t)
+	extra, data := t.TempDir(), t.TempDir()
+	installed := filepath.Join(data, "lmbench", "plugins")
+	if err := os.MkdirAll(installed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := touch(t, extra, "lmbench-workload-long-doc-qa", 0o755)
+	bundled := touch(t, installed, "lmbench-workload-long-doc-qa", 0o755)
+	csv := touch(t, installed, "lmbench-exporter-csv", 0o755)
+	t.Setenv("LMBENCH_PLUGIN_PATH", extra)
+	t.Setenv("XDG_DATA_HOME", data)
+
+	// Plugins next to the test binary (if any) are no concern here.
+	var got []Candidate
+	for _, c := range Discover("", SearchDirs()) {
+		if c.Name == "long-doc-qa" || c.Name == "csv" {
+			got = append(got, c)
+		}
+	}
+	want := []Candidate{
+		{Kind: "exporter", Name: "csv", Path: csv},
+		{Kind: "workload", Name: "long-doc-qa", Path: mine, Shadowed: []string{bundled}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Discover (-want +got):\n%s", diff)
+	}
+	if p, err := Find("workload", "long-doc-qa", SearchDirs()); err != nil || p != mine {
+		t.Errorf("Find(long-doc-qa) = %q, %v; want the one in LMBENCH_PLUGIN_PATH, %q", p, err, mine)
+	}
+	if p, err := Find("exporter", "csv", SearchDirs()); err != nil || p != csv {
+		t.Errorf("Find(csv) = %q, %v; want the installed %q", p, err, csv)
+	}
 }
 
 func TestFind(t *testing.T) {

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,9 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
 
@@ -66,7 +65,7 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(log.GetLevel())
 	cfg := &goplugin.ClientConfig{
-		HandshakeConfig:  handshake.Config(handshake.ProtocolMajor),
+		HandshakeConfig:  wire.Handshake(protocol.Major),
 		VersionedPlugins: wire.HostPlugins(),
 		Cmd:              cmd,
 		SkipHostEnv:      true,
@@ -75,7 +74,11 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 		StartTimeout:     StartTimeout,
 		Stderr:           c.stderr,
 		Logger:           newNamedHCLogger(log, &c.logName),
-		GRPCDialOptions:  wire.GRPCDialOptions(),
+		// What the plugin writes to stdout or stderr after the handshake
+		// (not through its logger) is logged, not lost.
+		SyncStdout:      &lineLogger{log: log, name: &c.logName, stream: "stdout"},
+		SyncStderr:      &lineLogger{log: log, name: &c.logName, stream: "stderr"},
+		GRPCDialOptions: wire.GRPCDialOptions(),
 	}
 	if sum, err := os.ReadFile(path + ".sha256"); err == nil {
 		want, err := hex.DecodeString(strings.Fields(string(sum) + " x")[0])
@@ -128,22 +131,83 @@ func (c *Client) startError(err error) error {
 
 func majors() string {
 	var s []string
-	for _, m := range handshake.SupportedMajors {
+	for _, m := range wire.SupportedMajors {
 		s = append(s, fmt.Sprintf("v%d", m))
 	}
 	return strings.Join(s, ",")
 }
 
-// Workload returns the workload client (nil for an exporter).
-func (c *Client) Workload() workloadv1.WorkloadServiceClient {
-	w, _ := c.raw.(workloadv1.WorkloadServiceClient)
+// Workload returns the workload service (nil for an exporter). Its
+// errors are raw; Wrap names the plugin in them.
+func (c *Client) Workload() protocol.WorkloadService {
+	w, _ := c.raw.(protocol.WorkloadService)
 	return w
 }
 
-// Exporter returns the exporter client (nil for a workload).
-func (c *Client) Exporter() exporterv1.ExporterServiceClient {
-	e, _ := c.raw.(exporterv1.ExporterServiceClient)
+// Exporter returns the exporter service (nil for a workload).
+func (c *Client) Exporter() protocol.ExporterService {
+	e, _ := c.raw.(protocol.ExporterService)
 	return e
+}
+
+// OtherKind tells, from the error of a first call, whether the binary is
+// a plugin of the other kind ("exporter" for a workload client): it then
+// answers the other service and not this one. "" otherwise.
+func (c *Client) OtherKind(err error) string {
+	if status.Code(err) != codes.Unimplemented {
+		return ""
+	}
+	rpc, rerr := c.gp.Client()
+	if rerr != nil {
+		return ""
+	}
+	other := protocol.ExporterKind
+	if c.Kind == protocol.ExporterKind {
+		other = protocol.WorkloadKind
+	}
+	raw, derr := rpc.Dispense(other)
+	if derr != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	switch svc := raw.(type) {
+	case protocol.WorkloadService:
+		_, derr = svc.Describe(ctx, protocol.HostInfo{})
+	case protocol.ExporterService:
+		_, derr = svc.Describe(ctx, protocol.HostInfo{})
+	}
+	if derr != nil {
+		return ""
+	}
+	return other
+}
+
+// lineLogger logs each line a plugin printed outside its logger, as a
+// warning naming the plugin and the stream.
+type lineLogger struct {
+	log    zerolog.Logger
+	name   *atomic.Pointer[string]
+	stream string
+	mu     sync.Mutex
+	part   []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range p {
+		if b != '\n' {
+			if len(l.part) < 4096 {
+				l.part = append(l.part, b)
+			}
+			continue
+		}
+		l.log.Warn().Str("plugin", *l.name.Load()).Str("stream", l.stream).Str("line", string(l.part)).
+			Msg("a plugin printed outside its logger (plugins log through the SDK's logger; stdout is not theirs)")
+		l.part = l.part[:0]
+	}
+	return len(p), nil
 }
 
 // Exited reports whether the plugin process has exited.
@@ -181,8 +245,10 @@ func (c *Client) Wrap(op string, err error) error {
 		}
 		return fmt.Errorf("%s plugin %s (%s) crashed or exited during %s%s", c.Kind, c.Name, c.Path, op, tail)
 	}
-	if st, ok := status.FromError(err); ok {
-		return fmt.Errorf("%s plugin %s: %s failed: %s", c.Kind, c.Name, op, st.Message())
+	if _, ok := status.FromError(err); ok {
+		// The message is the plugin's own (a wire.RPCError prints it); %w
+		// keeps the status and errors.Is working through the wrap.
+		return fmt.Errorf("%s plugin %s: %s failed: %w", c.Kind, c.Name, op, err)
 	}
 	return fmt.Errorf("%s plugin %s: %s failed: %w", c.Kind, c.Name, op, err)
 }
@@ -271,19 +337,13 @@ func (r *ring) String() string {
 	return strings.Join(lines, "\n")
 }
 
-// newHCLogger routes go-plugin's logging (including each plugin stderr
-// line it parsed, with the plugin's level) into zerolog.
-func newHCLogger(log zerolog.Logger, name string) hclog.Logger {
-	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin", Output: discard{}, Level: hclog.Trace})
-	l.RegisterSink(&sink{log: log, name: name})
-	return l
-}
-
-// newNamedHCLogger is newHCLogger with a name that can change later
-// (Client.SetName, once Describe told the canonical name).
+// newNamedHCLogger routes go-plugin's logging (including each plugin
+// stderr line it parsed, with the plugin's level) into zerolog. Lines carry
+// the name *name holds when they are logged: Client.SetName changes it once
+// Describe told the canonical name.
 func newNamedHCLogger(log zerolog.Logger, name *atomic.Pointer[string]) hclog.Logger {
 	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "plugin", Output: discard{}, Level: hclog.Trace})
-	l.RegisterSink(&sink{log: log, current: name})
+	l.RegisterSink(&sink{log: log, name: name})
 	return l
 }
 
@@ -292,9 +352,8 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 type sink struct {
-	log     zerolog.Logger
-	name    string
-	current *atomic.Pointer[string] // when set, overrides name
+	log  zerolog.Logger
+	name *atomic.Pointer[string]
 }
 
 func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
@@ -321,11 +380,7 @@ func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 	if !ev.Enabled() {
 		return
 	}
-	plugin := s.name
-	if s.current != nil {
-		plugin = *s.current.Load()
-	}
-	ev = ev.Str("plugin", plugin)
+	ev = ev.Str("plugin", *s.name.Load())
 	for i := 0; i+1 < len(args); i += 2 {
 		k, _ := args[i].(string)
 		if k == "" || k == "timestamp" || k == "plugin" {

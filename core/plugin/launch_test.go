@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/rs/zerolog"
 
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 func TestRing(t *testing.T) {
@@ -236,7 +237,7 @@ func TestSinkLevelsAndFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var buf bytes.Buffer
-			s := &sink{log: zerolog.New(&buf).Level(zerolog.TraceLevel), name: "x"}
+			s := &sink{log: zerolog.New(&buf).Level(zerolog.TraceLevel), name: logName("x")}
 			s.Accept(tt.hcName, tt.level, tt.msg, tt.args...)
 			got := logLines(t, buf.String())
 			if len(got) != 1 {
@@ -250,7 +251,7 @@ func TestSinkLevelsAndFields(t *testing.T) {
 	t.Run("below the host's level nothing is written", func(t *testing.T) {
 		t.Parallel()
 		var buf bytes.Buffer
-		s := &sink{log: zerolog.New(&buf).Level(zerolog.InfoLevel), name: "x"}
+		s := &sink{log: zerolog.New(&buf).Level(zerolog.InfoLevel), name: logName("x")}
 		s.Accept("plugin", hclog.Info, "starting plugin")            // becomes debug
 		s.Accept("plugin.lmbench-workload-x", hclog.Debug, "detail") // stays debug
 		if buf.Len() != 0 {
@@ -264,7 +265,7 @@ func TestSinkLevelsAndFields(t *testing.T) {
 func TestHCLoggerRoutesThroughSink(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	l := newHCLogger(zerolog.New(&buf).Level(zerolog.DebugLevel), "lmbench-workload-x")
+	l := newNamedHCLogger(zerolog.New(&buf).Level(zerolog.DebugLevel), logName("lmbench-workload-x"))
 	l.Info("starting plugin", "path", "/p")
 	l.Named("lmbench-workload-x").Warn("from the plugin", "k", "v")
 	got := logLines(t, buf.String())
@@ -275,6 +276,13 @@ func TestHCLoggerRoutesThroughSink(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)
 	}
+}
+
+// logName holds n as a Client's logName does.
+func logName(n string) *atomic.Pointer[string] {
+	var p atomic.Pointer[string]
+	p.Store(&n)
+	return &p
 }
 
 // Not parallel: t.Setenv.
@@ -419,11 +427,11 @@ func TestLaunchRealPlugin(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		d, err := c.Workload().Describe(ctx, &workloadv1.DescribeRequest{})
+		d, err := c.Workload().Describe(ctx, Host("test"))
 		if err != nil {
 			t.Fatal(c.Wrap("Describe", err))
 		}
-		if got := d.GetInfo().GetName(); got != "fixed-prefix" {
+		if got := d.Info.Name; got != "fixed-prefix" {
 			t.Errorf("Describe name = %q, want fixed-prefix", got)
 		}
 		pid := c.Pid()
@@ -505,5 +513,87 @@ func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The host's view of a real plugin: errors that name it, the other-kind
+// probe, and its describe subcommand agreeing with Describe over gRPC.
+func TestRealPluginServices(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a plugin binary")
+	}
+	skipOnWindows(t)
+	t.Parallel()
+	bin := buildFixedPrefix(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	c, err := Launch(protocol.WorkloadKind, bin, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Kill()
+	w := c.WorkloadService()
+	d, err := w.Describe(ctx, Host("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "describe").Output()
+	if err != nil {
+		t.Fatalf("%s describe: %v", bin, err)
+	}
+	printed, err := ParseDescribe(out)
+	if err != nil {
+		t.Fatalf("ParseDescribe(%q): %v", out, err)
+	}
+	if diff := cmp.Diff(d, printed); diff != "" {
+		t.Errorf("describe subcommand vs Describe over gRPC (-rpc +printed):\n%s", diff)
+	}
+	if d.Info.Name != "fixed-prefix" || d.Info.Prefix != "fp" || len(d.Options) != 3 {
+		t.Errorf("description %+v", d)
+	}
+
+	// Out of order: the error names the plugin and the call.
+	_, err = w.Step(ctx, protocol.StepRequest{Phase: protocol.Measure})
+	for _, want := range []string{"workload plugin lmbench-workload-fixed-prefix: Step failed:", "before a successful Configure"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Step before Configure: error %v does not contain %q", err, want)
+		}
+	}
+	if kind := c.OtherKind(err); kind != "" {
+		t.Errorf("OtherKind(%v) = %q for a workload's own error, want \"\"", err, kind)
+	}
+	if kind := c.OtherKind(nil); kind != "" {
+		t.Errorf("OtherKind(nil) = %q", kind)
+	}
+	c.SetName("fixed-prefix")
+	err = w.OnFinished(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "workload plugin fixed-prefix: OnFinished failed:") {
+		t.Errorf("after SetName: error %v does not use the new name", err)
+	}
+
+	// A dead plugin: every call says so, naming the call.
+	c.Kill()
+	_, err = w.Describe(ctx, Host("test"))
+	if err == nil || !strings.Contains(err.Error(), "fixed-prefix ("+bin+") crashed or exited during Describe") {
+		t.Errorf("after Kill: error %v", err)
+	}
+
+	// The workload binary started as an exporter: its first call fails
+	// with Unimplemented, and OtherKind tells what it really is.
+	e, err := Launch(protocol.ExporterKind, bin, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Kill()
+	if e.Workload() != nil {
+		t.Error("an exporter client also answers as a workload")
+	}
+	_, err = e.Exporter().Describe(ctx, Host("test"))
+	if err == nil {
+		t.Fatal("a workload answered the exporter service")
+	}
+	if kind := e.OtherKind(err); kind != protocol.WorkloadKind {
+		t.Errorf("OtherKind(%v) = %q, want workload", err, kind)
 	}
 }

@@ -209,16 +209,6 @@ func newKVCache(cfg Config) *kvCache {
 	return c
 }
 
-// on reports whether any tier is on.
-func (c *kvCache) on() bool {
-	for _, l := range c.tiers {
-		if l != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // find returns the fastest tier holding k. The caller holds mu.
 func (c *kvCache) find(k key) tier {
 	for t, l := range c.tiers {
@@ -402,11 +392,4 @@ func (c *kvCache) reset(tiers ...tier) {
 	for _, t := range tiers {
 		c.tiers[t].clear()
 	}
-}
-
-// tierOf reports the fastest tier holding a prefix block, for tests.
-func (c *kvCache) tierOf(h blockHash) tier {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.find(key{hash: uint64(h)})
 }

@@ -3,8 +3,8 @@
 // inter-token latency and dispatch lag.
 //
 // Start with [NewCollector] when the measured phase begins, [Collector.Add]
-// one [Sample] per finished request (from any goroutine), [Collector.Current]
-// for the live display and [Collector.Final] for the summary:
+// one [Sample] per finished request (from any goroutine) and
+// [Collector.Final] for the summary:
 //
 //	c := stats.NewCollector(time.Now())
 //	c.Add(stats.Sample{Success: true, TTFT: 0.3, Latency: 2, DecodeSpeed: 48,
@@ -12,5 +12,8 @@
 //	final := c.Final()
 //
 // The collector keeps only the numbers percentiles need (five float64 per
-// request at most), not the requests themselves.
+// request at most), not the requests themselves. For the live display,
+// [Live] keeps the same running numbers without percentiles in constant
+// memory: [Live.Add] each sample, [Live.Current] to read them,
+// [Live.Reset] after warmup.
 package stats

@@ -56,7 +56,7 @@ type Collector struct {
 	d  data
 }
 
-// data is everything Reset clears.
+// data is what a Collector keeps; a Live uses only its counters and sums.
 type data struct {
 	start      time.Time
 	lastFinish time.Time
@@ -82,12 +82,40 @@ func NewCollector(start time.Time) *Collector {
 	return &Collector{d: data{start: start}}
 }
 
+// NewCollectorFor is NewCollector with room for n samples, so collecting
+// a known number of them (a journal's, at the end of a run) never
+// reallocates.
+func NewCollectorFor(start time.Time, n int) *Collector {
+	c := NewCollector(start)
+	c.d.ttftMs, c.d.decode, c.d.latencyMs = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	c.d.itlMs, c.d.lagMs = make([]float64, 0, n), make([]float64, 0, n)
+	return c
+}
+
 // Add records one finished request. Token counts are added for failed
 // requests too, as in the original (spec Q7).
 func (c *Collector) Add(s Sample) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := &c.d
+	d.count(s)
+	if !math.IsNaN(s.DispatchLag) {
+		d.lagMs = append(d.lagMs, s.DispatchLag*1000)
+	}
+	if !s.Success {
+		return
+	}
+	d.ttftMs = append(d.ttftMs, s.TTFT*1000)
+	d.decode = append(d.decode, s.DecodeSpeed)
+	d.latencyMs = append(d.latencyMs, s.Latency*1000)
+	if s.ITL > 0 {
+		d.itlMs = append(d.itlMs, s.ITL*1000)
+	}
+}
+
+// count adds s to the counters and sums (what Live keeps). Token counts
+// are added for failed requests too, as in the original (spec Q7).
+func (d *data) count(s Sample) {
 	d.inputTokens += s.InputTokens
 	d.outputTokens += s.OutputTokens
 	if s.Finish.After(d.lastFinish) {
@@ -95,7 +123,6 @@ func (c *Collector) Add(s Sample) {
 	}
 	if !math.IsNaN(s.DispatchLag) {
 		d.sumLag += s.DispatchLag
-		d.lagMs = append(d.lagMs, s.DispatchLag*1000)
 	}
 	if !s.Success {
 		d.failed++
@@ -105,36 +132,9 @@ func (c *Collector) Add(s Sample) {
 	d.sumTTFT += s.TTFT
 	d.sumDecode += s.DecodeSpeed
 	d.sumLatency += s.Latency
-	d.ttftMs = append(d.ttftMs, s.TTFT*1000)
-	d.decode = append(d.decode, s.DecodeSpeed)
-	d.latencyMs = append(d.latencyMs, s.Latency*1000)
 	if s.ITL > 0 {
 		d.sumITL += s.ITL
-		d.itlMs = append(d.itlMs, s.ITL*1000)
 	}
-}
-
-// Reset forgets every sample and restarts the clock at start; the run calls
-// it once, after warmup.
-func (c *Collector) Reset(start time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := &c.d
-	c.d = data{
-		start:     start,
-		ttftMs:    old.ttftMs[:0],
-		decode:    old.decode[:0],
-		latencyMs: old.latencyMs[:0],
-		itlMs:     old.itlMs[:0],
-		lagMs:     old.lagMs[:0],
-	}
-}
-
-// Current returns the live numbers, elapsed = now - start (never below 0).
-func (c *Collector) Current(now time.Time) Aggregated {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.d.aggregated(max(now.Sub(c.d.start).Seconds(), 0))
 }
 
 // Final returns the summary. Its clock stops at the latest Finish among the
@@ -148,18 +148,18 @@ func (c *Collector) Final() Final {
 	if d.lastFinish.After(d.start) {
 		elapsed = d.lastFinish.Sub(d.start).Seconds()
 	}
+	defer c.mu.Unlock()
 	f := Final{Aggregated: d.aggregated(elapsed)}
-	ttft, decode, latency := slices.Clone(d.ttftMs), slices.Clone(d.decode), slices.Clone(d.latencyMs)
-	itl, lag := slices.Clone(d.itlMs), slices.Clone(d.lagMs)
+	// Sorted in place, not copied: a long run's samples are the most
+	// memory the host holds at its end. (A later Add appends to sorted
+	// data; a later Final sorts again.)
+	ttft, decode, latency, itl, lag := d.ttftMs, d.decode, d.latencyMs, d.itlMs, d.lagMs
 	if len(itl) > 0 {
 		f.MeanITLMs = d.sumITL / float64(len(itl)) * 1000
 	}
 	if len(lag) > 0 {
 		f.MeanDispatchLagMs = d.sumLag / float64(len(lag)) * 1000
 	}
-	c.mu.Unlock()
-
-	// Sorting happens outside the lock so Add never waits for it.
 	for _, v := range [][]float64{ttft, decode, latency, itl, lag} {
 		slices.Sort(v)
 	}
@@ -171,8 +171,8 @@ func (c *Collector) Final() Final {
 	return f
 }
 
-// aggregated computes the spec's formulas; the collector's mutex must be
-// held.
+// aggregated computes the spec's formulas; the mutex of the Collector or
+// Live owning d must be held.
 func (d *data) aggregated(elapsed float64) Aggregated {
 	n := float64(max(d.successful, 1))
 	tput := max(elapsed, 1e-9)

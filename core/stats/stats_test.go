@@ -66,64 +66,114 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func TestCollectorAggregates(t *testing.T) {
+// currentTests are sample sets with the running numbers at now.
+var currentTests = []struct {
+	name    string
+	samples []Sample
+	now     float64 // seconds after t0
+	want    Aggregated
+}{
+	{
+		name: "empty is all zero",
+		now:  0,
+		want: Aggregated{},
+	},
+	{
+		name: "now before start: elapsed 0",
+		now:  -1,
+		want: Aggregated{},
+	},
+	{
+		name:    "single success, now past its finish (the live clock does not stop)",
+		samples: []Sample{withTokens(success(0.3, 48, 2.0), 10000, 128)},
+		now:     4,
+		want: Aggregated{
+			TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 4,
+			MeanTTFTMs: 300, MeanDecodeSpeed: 48, MeanRequestLatencyMs: 2000,
+			InputThroughput: 2500, OutputThroughput: 32, TotalInputTokens: 10000, TotalOutputTokens: 128,
+		},
+	},
+	{
+		name:    "single failure: counted, not averaged",
+		samples: []Sample{failure()},
+		now:     1,
+		want:    Aggregated{TotalRequests: 1, FailedRequests: 1, ElapsedTime: 1},
+	},
+	{
+		name:    "two results",
+		samples: []Sample{success(0.2, 40, 1.0), success(0.4, 60, 3.0)},
+		now:     2,
+		want: Aggregated{
+			TotalRequests: 2, SuccessfulRequests: 2, ElapsedTime: 2,
+			MeanTTFTMs: 300, MeanDecodeSpeed: 50, MeanRequestLatencyMs: 2000,
+		},
+	},
+	{
+		name:    "mixed: means over successful only, tokens over all (Q7)",
+		samples: []Sample{withTokens(success(0.1, 10, 1.0), 100, 10), withTokens(failure(), 50, 5), withTokens(success(0.3, 30, 3.0), 100, 10)},
+		now:     5,
+		want: Aggregated{
+			TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 5,
+			MeanTTFTMs: 200, MeanDecodeSpeed: 20, MeanRequestLatencyMs: 2000,
+			InputThroughput: 50, OutputThroughput: 5, TotalInputTokens: 250, TotalOutputTokens: 25,
+		},
+	},
+}
+
+func TestLiveCurrent(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		samples []Sample
-		now     float64 // seconds after t0 for Current
-		want    Aggregated
-	}{
-		{
-			name: "empty is all zero",
-			now:  0,
-			want: Aggregated{},
-		},
-		{
-			name:    "single success",
-			samples: []Sample{withTokens(success(0.3, 48, 2.0), 10000, 128)},
-			now:     4,
-			want: Aggregated{
-				TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 4,
-				MeanTTFTMs: 300, MeanDecodeSpeed: 48, MeanRequestLatencyMs: 2000,
-				InputThroughput: 2500, OutputThroughput: 32, TotalInputTokens: 10000, TotalOutputTokens: 128,
-			},
-		},
-		{
-			name:    "single failure: counted, not averaged",
-			samples: []Sample{failure()},
-			now:     1,
-			want:    Aggregated{TotalRequests: 1, FailedRequests: 1, ElapsedTime: 1},
-		},
-		{
-			name:    "two results",
-			samples: []Sample{success(0.2, 40, 1.0), success(0.4, 60, 3.0)},
-			now:     2,
-			want: Aggregated{
-				TotalRequests: 2, SuccessfulRequests: 2, ElapsedTime: 2,
-				MeanTTFTMs: 300, MeanDecodeSpeed: 50, MeanRequestLatencyMs: 2000,
-			},
-		},
-		{
-			name:    "mixed: means over successful only, tokens over all (Q7)",
-			samples: []Sample{withTokens(success(0.1, 10, 1.0), 100, 10), withTokens(failure(), 50, 5), withTokens(success(0.3, 30, 3.0), 100, 10)},
-			now:     5,
-			want: Aggregated{
-				TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 5,
-				MeanTTFTMs: 200, MeanDecodeSpeed: 20, MeanRequestLatencyMs: 2000,
-				InputThroughput: 50, OutputThroughput: 5, TotalInputTokens: 250, TotalOutputTokens: 25,
-			},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range currentTests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := NewCollector(t0)
+			l := NewLive(t0)
+			for _, s := range tt.samples {
+				l.Add(s)
+			}
+			if diff := cmp.Diff(tt.want, l.Current(at(tt.now)), approx); diff != "" {
+				t.Errorf("Current (-want +got):\n%s", diff)
+			}
+			total, failed := l.Counts()
+			if total != tt.want.TotalRequests || failed != tt.want.FailedRequests {
+				t.Errorf("Counts = %d, %d; want %d, %d", total, failed, tt.want.TotalRequests, tt.want.FailedRequests)
+			}
+		})
+	}
+}
+
+// TestLiveMatchesFinal: the progress display and the summary agree. For
+// the same samples, Live.Current at the summary's clock (the latest
+// Finish) gives exactly Collector.Final's Aggregated.
+func TestLiveMatchesFinal(t *testing.T) {
+	t.Parallel()
+	type set struct {
+		name    string
+		samples []Sample
+	}
+	var sets []set
+	for _, tt := range currentTests {
+		sets = append(sets, set{tt.name, tt.samples})
+	}
+	sets = append(sets,
+		set{"ten TTFTs out of order", tenTTFTs()},
+		set{"finishes out of order", outOfOrderFinishes()},
+		set{"samples without Finish", []Sample{{Success: true, TTFT: 0.1, DispatchLag: math.NaN()}}},
+		set{"ITL", itlSamples()},
+		set{"dispatch lag", lagSamples()},
+	)
+	for _, tt := range sets {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, l := NewCollector(t0), NewLive(t0)
+			clock := t0 // where Final's clock stops
 			for _, s := range tt.samples {
 				c.Add(s)
+				l.Add(s)
+				if s.Finish.After(clock) {
+					clock = s.Finish
+				}
 			}
-			if diff := cmp.Diff(tt.want, c.Current(at(tt.now)), approx); diff != "" {
-				t.Errorf("Current (-want +got):\n%s", diff)
+			if diff := cmp.Diff(c.Final().Aggregated, l.Current(clock)); diff != "" {
+				t.Errorf("Live.Current vs Collector.Final().Aggregated (-final +live):\n%s", diff)
 			}
 		})
 	}
@@ -149,8 +199,8 @@ func TestCollectorFinal(t *testing.T) {
 	t.Run("ten TTFTs 0.1..1.0 give p50 550 ms", func(t *testing.T) {
 		t.Parallel()
 		c := NewCollector(t0)
-		for i := 10; i >= 1; i-- { // out of order: Final sorts
-			c.Add(success(float64(i)/10, float64(i), float64(i)))
+		for _, s := range tenTTFTs() {
+			c.Add(s)
 		}
 		f := c.Final()
 		got := []float64{f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs, f.P50DecodeSpeed, f.P90RequestLatencyMs}
@@ -180,14 +230,31 @@ func TestCollectorFinal(t *testing.T) {
 	})
 }
 
+// tenTTFTs are successes with TTFTs 1.0 down to 0.1 s: out of order, as
+// Final must sort.
+func tenTTFTs() []Sample {
+	var v []Sample
+	for i := 10; i >= 1; i-- {
+		v = append(v, success(float64(i)/10, float64(i), float64(i)))
+	}
+	return v
+}
+
+// outOfOrderFinishes are two successes, the later-finishing one added
+// first: 150 output tokens by t0+7.5s.
+func outOfOrderFinishes() []Sample {
+	a, b := success(0.1, 10, 1), success(0.1, 10, 1)
+	a.Finish, b.Finish = at(7.5), at(3)
+	a.OutputTokens, b.OutputTokens = 100, 50
+	return []Sample{a, b}
+}
+
 func TestFinalClockStopsAtLastFinish(t *testing.T) {
 	t.Parallel()
 	c := NewCollector(t0)
-	a, b := success(0.1, 10, 1), success(0.1, 10, 1)
-	a.Finish, b.Finish = at(7.5), at(3) // added out of order
-	a.OutputTokens, b.OutputTokens = 100, 50
-	c.Add(a)
-	c.Add(b)
+	for _, s := range outOfOrderFinishes() {
+		c.Add(s)
+	}
 	first := c.Final()
 	if first.ElapsedTime != 7.5 || math.Abs(first.OutputThroughput-20) > 1e-9 {
 		t.Errorf("ElapsedTime, OutputThroughput = %v, %v; want 7.5, 20", first.ElapsedTime, first.OutputThroughput)
@@ -195,9 +262,6 @@ func TestFinalClockStopsAtLastFinish(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	if diff := cmp.Diff(first, c.Final()); diff != "" {
 		t.Errorf("second Final differs (-first +second):\n%s", diff)
-	}
-	if got := c.Current(at(10)).ElapsedTime; got != 10 {
-		t.Errorf("Current(t0+10s).ElapsedTime = %v, want 10 (the live clock does not stop)", got)
 	}
 
 	t.Run("no samples: zero elapsed", func(t *testing.T) {
@@ -227,19 +291,27 @@ func TestFinalClockStopsAtLastFinish(t *testing.T) {
 	})
 }
 
-func TestFinalITL(t *testing.T) {
-	t.Parallel()
-	c := NewCollector(t0)
+// itlSamples are four successes with ITLs of 10 to 40 ms, one without
+// ITL and a failure whose ITL must be ignored.
+func itlSamples() []Sample {
+	var v []Sample
 	for _, itl := range []float64{0.010, 0.020, 0.030, 0.040} {
 		s := success(0.1, 50, 1)
 		s.ITL = itl
-		c.Add(s)
+		v = append(v, s)
 	}
 	noITL := success(0.1, 50, 1) // one content chunk: no ITL
-	c.Add(noITL)
 	failed := failure()
 	failed.ITL = 5 // ignored: failed
-	c.Add(failed)
+	return append(v, noITL, failed)
+}
+
+func TestFinalITL(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	for _, s := range itlSamples() {
+		c.Add(s)
+	}
 
 	f := c.Final()
 	got := []float64{f.MeanITLMs, f.P50ITLMs, f.P90ITLMs, f.P99ITLMs}
@@ -248,18 +320,27 @@ func TestFinalITL(t *testing.T) {
 	}
 }
 
-func TestFinalDispatchLag(t *testing.T) {
-	t.Parallel()
-	c := NewCollector(t0)
+// lagSamples are five dispatched requests, one failed, lagging -2 to
+// 97 ms, and one without a schedule.
+func lagSamples() []Sample {
+	var v []Sample
 	for _, lag := range []float64{-0.002, 0, 0.001, 0.004} {
 		s := success(0.1, 50, 1)
 		s.DispatchLag = lag
-		c.Add(s)
+		v = append(v, s)
 	}
 	late := failure() // failed requests were still dispatched: they count
 	late.DispatchLag = 0.097
-	c.Add(late)
-	c.Add(success(0.1, 50, 1)) // NaN: no schedule, not counted
+	unscheduled := success(0.1, 50, 1) // NaN: no schedule, not counted
+	return append(v, late, unscheduled)
+}
+
+func TestFinalDispatchLag(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(t0)
+	for _, s := range lagSamples() {
+		c.Add(s)
+	}
 
 	f := c.Final()
 	got := []float64{f.MeanDispatchLagMs, f.P50DispatchLagMs, f.P99DispatchLagMs}
@@ -272,45 +353,60 @@ func TestFinalDispatchLag(t *testing.T) {
 	}
 }
 
-func TestCollectorReset(t *testing.T) {
+func TestLiveReset(t *testing.T) {
 	t.Parallel()
-	c := NewCollector(t0)
+	l := NewLive(t0)
 	for range 5 {
 		s := withTokens(success(0.9, 9, 9), 1000, 100)
 		s.ITL, s.DispatchLag, s.Finish = 0.5, 0.5, at(30)
-		c.Add(s)
+		l.Add(s)
 	}
-	c.Add(failure())
+	l.Add(failure())
 
 	start2 := at(60)
-	c.Reset(start2)
-	if diff := cmp.Diff(Aggregated{}, c.Current(start2)); diff != "" {
+	l.Reset(start2)
+	if diff := cmp.Diff(Aggregated{}, l.Current(start2)); diff != "" {
 		t.Errorf("after Reset, Current(start) (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(Final{}, c.Final()); diff != "" {
-		t.Errorf("after Reset, Final (-want +got):\n%s", diff)
+	if total, failed := l.Counts(); total != 0 || failed != 0 {
+		t.Errorf("after Reset, Counts = %d, %d; want 0, 0", total, failed)
 	}
-	if got := c.Current(start2.Add(50 * time.Millisecond)).ElapsedTime; math.Abs(got-0.05) > 1e-9 {
+	if got := l.Current(start2.Add(50 * time.Millisecond)).ElapsedTime; math.Abs(got-0.05) > 1e-9 {
 		t.Errorf("elapsed 50 ms after Reset = %v, want 0.05 (clock restarted)", got)
+	}
+	if got := l.Current(at(59)).ElapsedTime; got != 0 {
+		t.Errorf("elapsed before the new start = %v, want 0", got)
 	}
 
 	s := withTokens(success(0.2, 40, 1), 10, 2)
 	s.ITL, s.Finish = 0.01, start2.Add(2*time.Second)
-	c.Add(s)
-	f := c.Final()
-	want := Final{
-		Aggregated: Aggregated{
-			TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 2,
-			MeanTTFTMs: 200, MeanDecodeSpeed: 40, MeanRequestLatencyMs: 1000,
-			InputThroughput: 5, OutputThroughput: 1, TotalInputTokens: 10, TotalOutputTokens: 2,
-		},
-		P50TTFTMs: 200, P90TTFTMs: 200, P99TTFTMs: 200,
-		P50DecodeSpeed: 40, P90DecodeSpeed: 40, P99DecodeSpeed: 40,
-		P50RequestLatencyMs: 1000, P90RequestLatencyMs: 1000, P99RequestLatencyMs: 1000,
-		MeanITLMs: 10, P50ITLMs: 10, P90ITLMs: 10, P99ITLMs: 10,
+	l.Add(s)
+	want := Aggregated{
+		TotalRequests: 1, SuccessfulRequests: 1, ElapsedTime: 2,
+		MeanTTFTMs: 200, MeanDecodeSpeed: 40, MeanRequestLatencyMs: 1000,
+		InputThroughput: 5, OutputThroughput: 1, TotalInputTokens: 10, TotalOutputTokens: 2,
 	}
-	if diff := cmp.Diff(want, f, approx); diff != "" {
-		t.Errorf("Final after Reset uses only new data (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, l.Current(start2.Add(2*time.Second)), approx); diff != "" {
+		t.Errorf("Current after Reset uses only new data (-want +got):\n%s", diff)
+	}
+}
+
+// TestLiveConstantMemory: Add keeps sums, not samples, so however long
+// the run, Live does not grow. One run of many Adds, not AllocsPerRun per
+// Add: it rounds down, and amortized appends (a Collector's) average 0.
+func TestLiveConstantMemory(t *testing.T) {
+	l := NewLive(t0)
+	s := withTokens(success(0.3, 48, 2), 10000, 128)
+	s.ITL, s.DispatchLag = 0.02, 0.001
+	f := failure()
+	f.DispatchLag = 0.003
+	if allocs := testing.AllocsPerRun(1, func() {
+		for range 100_000 {
+			l.Add(s)
+			l.Add(f)
+		}
+	}); allocs != 0 {
+		t.Errorf("200,000 Live.Adds allocated %v times, want 0", allocs)
 	}
 }
 
@@ -339,8 +435,8 @@ func TestCollectorConcurrentAdds(t *testing.T) {
 	}
 }
 
-// TestCollectorReadersAndWriters: readers (the live display, Final) and
-// writers all make progress together, and Reset mid-stream is safe.
+// TestCollectorReadersAndWriters: Final and writers make progress
+// together.
 func TestCollectorReadersAndWriters(t *testing.T) {
 	t.Parallel()
 	c := NewCollector(t0)
@@ -348,9 +444,7 @@ func TestCollectorReadersAndWriters(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				select {
 				case <-stop:
@@ -360,40 +454,101 @@ func TestCollectorReadersAndWriters(t *testing.T) {
 					writes.Add(1)
 				}
 			}
-		}()
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			select {
 			case <-stop:
 				return
 			default:
-				_ = c.Current(at(1))
 				_ = c.Final()
 				reads.Add(1)
 			}
 		}
-	}()
+	})
 	deadline := time.Now().Add(5 * time.Second)
 	for (writes.Load() < 1000 || reads.Load() < 10) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	c.Reset(t0) // while writing
 	close(stop)
 	wg.Wait()
 	if writes.Load() < 1000 || reads.Load() < 10 {
 		t.Errorf("writes, reads = %d, %d; want both to progress (>= 1000, >= 10)", writes.Load(), reads.Load())
 	}
-	if f := c.Final(); f.TotalRequests != f.SuccessfulRequests || f.TotalRequests > int(writes.Load()) {
-		t.Errorf("after Reset: %d total, %d successful, %d written", f.TotalRequests, f.SuccessfulRequests, writes.Load())
+	if f := c.Final(); f.TotalRequests != int(writes.Load()) || f.SuccessfulRequests != f.TotalRequests {
+		t.Errorf("Final: %d total, %d successful; want %d written, all successful", f.TotalRequests, f.SuccessfulRequests, writes.Load())
+	}
+}
+
+// TestLiveReadersAndWriters: the progress display's reads and the
+// writers make progress together, and Reset mid-stream is safe (run with
+// -race).
+func TestLiveReadersAndWriters(t *testing.T) {
+	t.Parallel()
+	l := NewLive(t0)
+	var writes, reads atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					l.Add(success(0.1, 10, 1))
+					writes.Add(1)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if a := l.Current(at(1)); a.TotalRequests != a.SuccessfulRequests+a.FailedRequests {
+					t.Errorf("Current mid-stream: %d total != %d successful + %d failed", a.TotalRequests, a.SuccessfulRequests, a.FailedRequests)
+				}
+				_, _ = l.Counts()
+				reads.Add(1)
+			}
+		}
+	})
+	progressed := func(total func() int64) {
+		deadline := time.Now().Add(5 * time.Second)
+		for (total() < 1000 || reads.Load() < 10) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	progressed(writes.Load)
+	before := writes.Load() // at most the Adds that precede Reset
+	l.Reset(t0)             // while writing
+	progressed(func() int64 { n, _ := l.Counts(); return int64(n) })
+	close(stop)
+	wg.Wait()
+	if writes.Load() < 1000 || reads.Load() < 10 {
+		t.Errorf("writes, reads = %d, %d; want both to progress (>= 1000, >= 10)", writes.Load(), reads.Load())
+	}
+	total, failed := l.Counts()
+	if total < 1000 || failed != 0 || int64(total) > writes.Load()-before {
+		t.Errorf("after Reset: %d counted, %d failed; want 1000 to %d (written after Reset), none failed",
+			total, failed, writes.Load()-before)
 	}
 }
 
 func BenchmarkAdd(b *testing.B) {
 	s := withTokens(success(0.3, 48, 2), 10000, 128)
 	s.ITL, s.DispatchLag = 0.02, 0.001
+	b.Run("live", func(b *testing.B) {
+		l := NewLive(t0)
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Add(s)
+		}
+	})
 	b.Run("serial", func(b *testing.B) {
 		c := NewCollector(t0)
 		b.ReportAllocs()

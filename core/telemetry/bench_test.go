@@ -8,7 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // BenchmarkRequestSpan is what tracing adds to one request on the host's
@@ -16,10 +16,10 @@ import (
 // host has with no OTEL_* set; "on" records into the SDK's batch processor
 // with a discarding exporter.
 func BenchmarkRequestSpan(b *testing.B) {
-	rec := &exporterv1.Record{
-		Phase: exporterv1.Phase_PHASE_MEASURE, RequestId: "q-doc3-1", Success: true, Seq: 2,
-		TtftS: 0.0123, LatencyS: 0.5, DecodeSpeed: 40, ItlS: 0.02, InputTokens: 2000, OutputTokens: 20, CachedTokens: 1984,
-		SubmitUnixNs: 1, FirstTokenUnixNs: 2, FinishUnixNs: 3,
+	rec := &record.Record{
+		Phase: record.Measure, RequestID: "q-doc3-1", Success: true, Seq: 2,
+		TTFT: 0.0123, Latency: 0.5, DecodeSpeed: 40, ITL: 0.02, InputTokens: 2000, OutputTokens: 20, CachedTokens: 1984,
+		Submit: time.Unix(0, 1), FirstToken: time.Unix(0, 2), Finish: time.Unix(0, 3),
 		Tags: map[string]string{"doc": "3", "query": "1"},
 	}
 	for _, on := range []bool{false, true} {

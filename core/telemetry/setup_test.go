@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/telemetry/otlptest"
 )
 
@@ -90,10 +89,10 @@ func recordOne(p *Provider) string {
 	r := p.StartRun(context.Background(), RunInfo{RunID: "r1", Workload: "w", Model: "m", EngineURL: "http://127.0.0.1:8000/v1", Start: t0})
 	r.StartPhase("measure", t0)
 	h := r.Header()
-	r.Request(&exporterv1.Record{
-		Phase: exporterv1.Phase_PHASE_MEASURE, RequestId: "q1", Success: true, TtftS: 0.001,
-		InputTokens: 10, OutputTokens: 2, SubmitUnixNs: t0.UnixNano() + 1,
-		FirstTokenUnixNs: t0.UnixNano() + 1_000_001, FinishUnixNs: t0.UnixNano() + 2_000_001,
+	r.Request(&record.Record{
+		Phase: record.Measure, RequestID: "q1", Success: true, TTFT: 0.001,
+		InputTokens: 10, OutputTokens: 2, Submit: t0.Add(1),
+		FirstToken: t0.Add(1_000_001), Finish: t0.Add(2_000_001),
 		Tags: map[string]string{"doc": "1"},
 	}, Sent{Header: h, MaxTokens: 2})
 	r.EndPhase(t0.Add(3 * time.Millisecond))

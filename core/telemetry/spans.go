@@ -15,7 +15,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // Attribute keys of lmbench's own (the GenAI, server and error ones come
@@ -179,12 +179,12 @@ func (r *Run) Header() http.Header {
 // times are the record's: start at submit, end at finish, events at first
 // token and finish, so the span says what the journal says to the
 // nanosecond. sent.Header, from Header, gives the span the id the engine saw.
-func (r *Run) Request(rec *exporterv1.Record, sent Sent) {
+func (r *Run) Request(rec *record.Record, sent Sent) {
 	if r == nil || r.phase == nil {
 		return
 	}
 	r.phaseRequests++
-	if !rec.GetSuccess() {
+	if !rec.Success {
 		r.phaseFailed++
 	}
 	ctx := r.phaseCtx
@@ -203,61 +203,61 @@ func (r *Run) Request(rec *exporterv1.Record, sent Sent) {
 		name += " " + r.model
 	}
 	_, span := r.p.tracer.Start(ctx, name,
-		trace.WithTimestamp(unixNs(rec.GetSubmitUnixNs())), trace.WithSpanKind(trace.SpanKindClient))
+		trace.WithTimestamp(rec.Submit), trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() { // sampled out
 		return
 	}
 	// Set after Start rather than passed to it: one copy fewer, and none
 	// at all for a span that is not recorded.
 	span.SetAttributes(requestAttrs(r.common, op, rec, sent)...)
-	if rec.GetSuccess() && rec.GetFirstTokenUnixNs() != 0 {
-		span.AddEvent(EventFirstToken, trace.WithTimestamp(unixNs(rec.GetFirstTokenUnixNs())),
-			trace.WithAttributes(KeyTTFTMs.Float64(rec.GetTtftS()*1e3)))
+	if rec.Success && !rec.FirstToken.IsZero() {
+		span.AddEvent(EventFirstToken, trace.WithTimestamp(rec.FirstToken),
+			trace.WithAttributes(KeyTTFTMs.Float64(rec.TTFT*1e3)))
 	}
-	finish := unixNs(rec.GetFinishUnixNs())
+	finish := rec.Finish
 	span.AddEvent(EventFinish, trace.WithTimestamp(finish), trace.WithAttributes(
-		KeySuccess.Bool(rec.GetSuccess()), semconv.GenAIUsageOutputTokens(int(rec.GetOutputTokens()))))
-	if !rec.GetSuccess() {
-		span.SetStatus(codes.Error, rec.GetError())
+		KeySuccess.Bool(rec.Success), semconv.GenAIUsageOutputTokens(int(rec.OutputTokens))))
+	if !rec.Success {
+		span.SetStatus(codes.Error, rec.Error)
 	}
 	span.End(trace.WithTimestamp(finish))
 }
 
 // requestAttrs builds a request span's attributes: GenAI semantic
 // conventions first, then lmbench's measurements and the workload's tags.
-func requestAttrs(common []attribute.KeyValue, op attribute.KeyValue, rec *exporterv1.Record, sent Sent) []attribute.KeyValue {
-	tags := rec.GetTags()
+func requestAttrs(common []attribute.KeyValue, op attribute.KeyValue, rec *record.Record, sent Sent) []attribute.KeyValue {
+	tags := rec.Tags
 	attrs := make([]attribute.KeyValue, 0, len(common)+20+len(tags))
 	attrs = append(attrs, op)
 	attrs = append(attrs, common...)
 	attrs = append(attrs,
 		semconv.GenAIRequestStream(true),
 		semconv.GenAIRequestTemperature(0),
-		KeyRequestID.String(rec.GetRequestId()),
-		KeyPhase.String(PhaseName(rec.GetPhase())),
-		KeySeq.Int64(rec.GetSeq()),
-		KeySuccess.Bool(rec.GetSuccess()),
-		KeyLatencyMs.Float64(rec.GetLatencyS()*1e3),
+		KeyRequestID.String(rec.RequestID),
+		KeyPhase.String(string(rec.Phase)),
+		KeySeq.Int64(rec.Seq),
+		KeySuccess.Bool(rec.Success),
+		KeyLatencyMs.Float64(rec.Latency*1e3),
 	)
 	if sent.MaxTokens > 0 {
 		attrs = append(attrs, semconv.GenAIRequestMaxTokens(sent.MaxTokens))
 	}
-	if rec.GetScheduledUnixNs() != 0 {
-		attrs = append(attrs, KeyScheduledUnix.Int64(rec.GetScheduledUnixNs()))
+	if !rec.Scheduled.IsZero() {
+		attrs = append(attrs, KeyScheduledUnix.Int64(rec.Scheduled.UnixNano()))
 	}
-	if rec.GetSuccess() {
+	if rec.Success {
 		attrs = append(attrs,
-			semconv.GenAIUsageInputTokens(int(rec.GetInputTokens())),
-			semconv.GenAIUsageOutputTokens(int(rec.GetOutputTokens())),
-			semconv.GenAIUsageCacheReadInputTokens(int(rec.GetCachedTokens())),
-			semconv.GenAIResponseTimeToFirstChunk(rec.GetTtftS()),
-			KeyTTFTMs.Float64(rec.GetTtftS()*1e3),
-			KeyITLMs.Float64(rec.GetItlS()*1e3),
-			KeyDecodeSpeed.Float64(rec.GetDecodeSpeed()),
-			KeyCachedTokens.Int64(rec.GetCachedTokens()),
+			semconv.GenAIUsageInputTokens(int(rec.InputTokens)),
+			semconv.GenAIUsageOutputTokens(int(rec.OutputTokens)),
+			semconv.GenAIUsageCacheReadInputTokens(int(rec.CachedTokens)),
+			semconv.GenAIResponseTimeToFirstChunk(rec.TTFT),
+			KeyTTFTMs.Float64(rec.TTFT*1e3),
+			KeyITLMs.Float64(rec.ITL*1e3),
+			KeyDecodeSpeed.Float64(rec.DecodeSpeed),
+			KeyCachedTokens.Int64(rec.CachedTokens),
 		)
 	} else {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(rec.GetError())))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(rec.Error)))
 	}
 	keys := make([]string, 0, len(tags))
 	for k := range tags {
@@ -302,16 +302,3 @@ func (r *Run) End(e RunEnd) {
 	}
 	r.span.End(trace.WithTimestamp(e.End))
 }
-
-// PhaseName is a phase as spans and exports name it: "warmup", "measure".
-func PhaseName(p exporterv1.Phase) string {
-	switch p {
-	case exporterv1.Phase_PHASE_WARMUP:
-		return "warmup"
-	case exporterv1.Phase_PHASE_MEASURE:
-		return "measure"
-	}
-	return strings.ToLower(strings.TrimPrefix(p.String(), "PHASE_"))
-}
-
-func unixNs(ns int64) time.Time { return time.Unix(0, ns) }

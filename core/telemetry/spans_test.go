@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // recorded returns a Provider whose ended spans land in the returned recorder.
@@ -78,27 +78,27 @@ func TestRunSpanTree(t *testing.T) {
 	}
 	r.StartPhase("warmup", t0.Add(time.Millisecond))
 	hWarm := r.Header()
-	r.Request(&exporterv1.Record{
-		Phase: exporterv1.Phase_PHASE_WARMUP, RequestId: "w0", Success: true, Seq: 1,
-		TtftS: 0.25, LatencyS: 1.5, InputTokens: 100, OutputTokens: 8, CachedTokens: 64,
-		SubmitUnixNs: at(2 * time.Millisecond), FirstTokenUnixNs: at(252 * time.Millisecond), FinishUnixNs: at(1502 * time.Millisecond),
+	r.Request(&record.Record{
+		Phase: record.Warmup, RequestID: "w0", Success: true, Seq: 1,
+		TTFT: 0.25, Latency: 1.5, InputTokens: 100, OutputTokens: 8, CachedTokens: 64,
+		Submit: t0.Add(2 * time.Millisecond), FirstToken: t0.Add(252 * time.Millisecond), Finish: t0.Add(1502 * time.Millisecond),
 		Tags: map[string]string{"doc": "0"},
 	}, Sent{Header: hWarm, MaxTokens: 16})
 	r.EndPhase(t0.Add(2 * time.Second))
 
 	r.StartPhase("measure", t0.Add(3*time.Second))
 	hOK, hFail := r.Header(), r.Header()
-	r.Request(&exporterv1.Record{
-		Phase: exporterv1.Phase_PHASE_MEASURE, RequestId: "q-doc3-1", Success: true, Seq: 2,
-		TtftS: 0.0123456789, LatencyS: 0.5, DecodeSpeed: 40, ItlS: 0.02, InputTokens: 2000, OutputTokens: 20, CachedTokens: 1984,
-		ScheduledUnixNs: at(3 * time.Second), SubmitUnixNs: at(3*time.Second + 17),
-		FirstTokenUnixNs: at(3*time.Second + 17 + 12345679), FinishUnixNs: at(3*time.Second + 500_000_017),
+	r.Request(&record.Record{
+		Phase: record.Measure, RequestID: "q-doc3-1", Success: true, Seq: 2,
+		TTFT: 0.0123456789, Latency: 0.5, DecodeSpeed: 40, ITL: 0.02, InputTokens: 2000, OutputTokens: 20, CachedTokens: 1984,
+		Scheduled: t0.Add(3 * time.Second), Submit: t0.Add(3*time.Second + 17),
+		FirstToken: t0.Add(3*time.Second + 17 + 12345679), Finish: t0.Add(3*time.Second + 500_000_017),
 		Tags: map[string]string{"doc": "3", "query": "1"},
 	}, Sent{Header: hOK, MaxTokens: 32})
-	r.Request(&exporterv1.Record{
-		Phase: exporterv1.Phase_PHASE_MEASURE, RequestId: "q-doc4-1", Success: false, Seq: 3,
-		Error: "HTTP 503: overloaded", TtftS: -1, LatencyS: 0.1,
-		SubmitUnixNs: at(3*time.Second + 5), FinishUnixNs: at(3*time.Second + 100_000_005),
+	r.Request(&record.Record{
+		Phase: record.Measure, RequestID: "q-doc4-1", Success: false, Seq: 3,
+		Error: "HTTP 503: overloaded", TTFT: -1, Latency: 0.1,
+		Submit: t0.Add(3*time.Second + 5), Finish: t0.Add(3*time.Second + 100_000_005),
 	}, Sent{Header: hFail, MaxTokens: 32, Completion: true})
 	r.EndPhase(t0.Add(4 * time.Second))
 	r.End(RunEnd{End: t0.Add(5 * time.Second), Requests: 2, Failed: 1})
@@ -215,6 +215,10 @@ func TestRunSpanTree(t *testing.T) {
 	if d := cmp.Diff(wantFail, attrMap(fail.Attributes())); d != "" {
 		t.Errorf("failed request attributes (-want +got):\n%s", d)
 	}
+	// The phase attribute is the record's phase, warm-up included.
+	if got := attrMap(w0.Attributes())["lmbench.phase"]; got != "warmup" {
+		t.Errorf("warm-up request lmbench.phase = %v, want warmup", got)
+	}
 
 	// Events and status.
 	type event struct {
@@ -295,7 +299,7 @@ func TestNilProviderIsOff(t *testing.T) {
 	if h := r.Header(); h != nil {
 		t.Errorf("Header = %v, want nil", h)
 	}
-	r.Request(&exporterv1.Record{}, Sent{})
+	r.Request(&record.Record{}, Sent{})
 	r.EndPhase(time.Now())
 	r.End(RunEnd{})
 	if err := p.Shutdown(context.Background()); err != nil {
@@ -314,8 +318,8 @@ func TestRequestWithoutReservedID(t *testing.T) {
 	r := p.StartRun(context.Background(), RunInfo{Start: time.Unix(1, 0)})
 	r.StartPhase("measure", time.Unix(1, 0))
 	foreign := http.Header{"Traceparent": {"00-0102030405060708090a0b0c0d0e0f10-0102030405060708-01"}}
-	r.Request(&exporterv1.Record{RequestId: "a", Success: true, SubmitUnixNs: 2e9, FinishUnixNs: 3e9}, Sent{})
-	r.Request(&exporterv1.Record{RequestId: "b", Success: true, SubmitUnixNs: 2e9, FinishUnixNs: 3e9}, Sent{Header: foreign})
+	r.Request(&record.Record{RequestID: "a", Success: true, Submit: time.Unix(2, 0), Finish: time.Unix(3, 0)}, Sent{})
+	r.Request(&record.Record{RequestID: "b", Success: true, Submit: time.Unix(2, 0), Finish: time.Unix(3, 0)}, Sent{Header: foreign})
 	r.End(RunEnd{End: time.Unix(4, 0)})
 	phase := byName(t, rec.Ended(), "measure")
 	n := 0

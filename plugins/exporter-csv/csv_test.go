@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -20,10 +21,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lmbench/lmbench/sdk/exporter"
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
@@ -321,65 +320,68 @@ func TestInvalidOptions(t *testing.T) {
 // Finish.
 func TestGRPC(t *testing.T) {
 	t.Parallel()
-	set := plugin.PluginSet{handshake.ExporterKind: &wire.ExporterPlugin{Impl: exporter.NewServer(Definition, zerolog.Nop())}}
+	set := plugin.PluginSet{protocol.ExporterKind: &wire.ExporterPlugin{Impl: exporter.NewServer(Definition, zerolog.Nop())}}
 	// Closing the client stops the server (go-plugin's Shutdown RPC); calling
 	// the server's Stop as well races with that under -race.
 	conn, _ := plugin.TestPluginGRPCConn(t, false, set)
 	defer conn.Close()
-	raw, err := conn.Dispense(handshake.ExporterKind)
+	raw, err := conn.Dispense(protocol.ExporterKind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := raw.(exporterv1.ExporterServiceClient)
+	c, ok := raw.(protocol.ExporterService)
+	if !ok {
+		t.Fatalf("dispensed %T, want a protocol.ExporterService", raw)
+	}
 	ctx := context.Background()
 
-	desc, err := c.Describe(ctx, &exporterv1.DescribeRequest{})
+	desc, err := c.Describe(ctx, protocol.HostInfo{Version: "test", ProtocolMinor: protocol.Minor})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, o := range desc.GetOptions() {
-		names = append(names, o.GetName())
+	for _, o := range desc.Options {
+		names = append(names, o.Name)
 	}
-	if desc.GetInfo().GetName() != "csv" || desc.GetInfo().GetPrefix() != "csv" || !slices.Equal(names, []string{"file", "include-warmup"}) {
-		t.Errorf("describe = %v", desc)
+	if desc.Info.Name != "csv" || desc.Info.Prefix != "csv" || desc.Info.Kind != protocol.ExporterKind || !slices.Equal(names, []string{"file", "include-warmup"}) {
+		t.Errorf("describe = %+v", desc)
 	}
 
-	bad, err := c.Configure(ctx, &exporterv1.ConfigureRequest{Options: map[string]*pluginv1.OptionValue{"file": option.Value("")}})
-	if err != nil || len(bad.GetErrors()) != 1 || bad.GetErrors()[0].GetOption() != "file" {
-		t.Errorf("configure with an empty file = %v, %v; want a field error on file", bad, err)
+	bad, err := c.Configure(ctx, protocol.ExporterConfig{Options: protocol.Values{"file": ""}})
+	if err != nil || len(bad.Errors) != 1 || bad.Errors[0].Option != "file" {
+		t.Errorf("configure with an empty file = %+v, %v; want a field error on file", bad, err)
 	}
 
 	dir := filepath.Join(t.TempDir(), "results")
-	cr, err := c.Configure(ctx, &exporterv1.ConfigureRequest{Run: &exporterv1.RunMetadata{OutputDir: dir, TagKeys: []string{"doc", "query"}}})
-	if err != nil || len(cr.GetErrors()) > 0 {
-		t.Fatalf("configure: %v %v", cr.GetErrors(), err)
+	cr, err := c.Configure(ctx, protocol.ExporterConfig{Run: exporter.RunMetadata{OutputDir: dir, TagKeys: []string{"doc", "query"}}})
+	if err != nil || len(cr.Errors) > 0 {
+		t.Fatalf("configure: %v %v", cr.Errors, err)
+	}
+	if d := cmp.Diff(protocol.Values{"file": "bench_results.csv", "include-warmup": false}, cr.Resolved); d != "" {
+		t.Errorf("resolved options (-want +got):\n%s", d)
 	}
 	recs := goldenRecords()
 	for _, batch := range [][]exporter.Record{recs[:2], recs[2:]} {
-		req := &exporterv1.WriteRequest{}
-		for _, r := range batch {
-			req.Records = append(req.Records, exporter.ToProto(r))
-		}
-		if _, err := c.Write(ctx, req); err != nil {
+		if err := c.Write(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fr, err := c.Finish(ctx, &exporterv1.FinishRequest{Summary: &exporterv1.Summary{}})
+	files, err := c.Finish(ctx, exporter.Summary{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "bench_results.csv")
-	if len(fr.GetFiles()) != 1 || fr.GetFiles()[0].GetPath() != path || fr.GetFiles()[0].GetRows() != 4 {
-		t.Errorf("finish = %v, want %s with 4 rows", fr, path)
+	if d := cmp.Diff([]exporter.File{{Path: path, Rows: 4, Description: "per-request results"}}, files); d != "" {
+		t.Errorf("finish (-want +got):\n%s", d)
 	}
 	got, _ := os.ReadFile(path)
 	want, _ := os.ReadFile(filepath.Join("testdata", "golden.csv"))
 	if d := cmp.Diff(string(want), string(got)); d != "" {
 		t.Errorf("CSV over gRPC differs from the golden file (-want +got):\n%s", d)
 	}
-	if _, err := c.Write(ctx, &exporterv1.WriteRequest{}); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("Write after Finish: %v, want FailedPrecondition", err)
+	err = c.Write(ctx, nil)
+	if status.Code(err) != codes.FailedPrecondition || !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Write after Finish: %v, want FailedPrecondition (protocol.ErrOutOfOrder)", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/pyrand"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -107,6 +108,8 @@ type longDocQA struct {
 	schedule []pair
 	warmed   int // documents sent in warmup
 	next     int // index into schedule
+	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
+	lookAhead bool
 }
 
 func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
@@ -115,13 +118,14 @@ func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
 		return nil, err
 	}
 	return &longDocQA{
-		o:        o,
-		log:      env.Logger,
-		content:  env.Content,
-		numDocs:  n,
-		body:     fillerBody(o.DocumentLength - 10),
-		docs:     make([]workload.Segment, n),
-		schedule: schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
+		o:         o,
+		log:       env.Logger,
+		content:   env.Content,
+		numDocs:   n,
+		body:      fillerBody(o.DocumentLength - 10),
+		docs:      make([]workload.Segment, n),
+		schedule:  schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
+		lookAhead: env.HostHas(protocol.LookAhead),
 	}, nil
 }
 
@@ -179,21 +183,42 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 	return workload.Send(req).WaitForFinish()
 }
 
-// measureStep keeps up to num-inflight-requests requests in flight.
+// lookAheadDepth is how many requests long-doc-qa hands over beyond those
+// in flight, with a host that holds them for a slot; it is stepped again
+// once half of them have gone out.
+const lookAheadDepth = 8
+
+// measureStep keeps up to num-inflight-requests requests in flight. With
+// a host that holds requests for a slot, it also hands over the next
+// lookAheadDepth ahead of time, so each goes out the moment a request
+// finishes, not a plugin round trip later, and one Step refills several:
+// the order and the times requests are sent stay the same.
 func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
-	n := min(w.o.NumInflightRequests-in.InFlight, len(w.schedule)-w.next)
+	limit := w.o.NumInflightRequests
+	ahead := 0
+	if w.lookAhead {
+		ahead = lookAheadDepth
+	}
+	n := min(limit+ahead-in.InFlight, len(w.schedule)-w.next)
 	reqs := make([]workload.Request, 0, max(n, 0))
 	for range n {
 		p := w.schedule[w.next]
 		w.next++
 		id := fmt.Sprintf("doc%d_q%d", p.Doc, p.Query)
 		w.log.Debug().Msgf("Dispatched request %s (doc %d, query %d)", id, p.Doc, p.Query)
-		reqs = append(reqs, workload.Chat(id, workload.User(w.document(p.Doc), workload.Text(questionText(p.Query)))).
+		req := workload.Chat(id, workload.User(w.document(p.Doc), workload.Text(questionText(p.Query)))).
 			Tag("doc", strconv.Itoa(p.Doc)).
-			Tag("query", strconv.Itoa(p.Query)))
+			Tag("query", strconv.Itoa(p.Query))
+		if w.lookAhead {
+			req = req.WithMaxInFlight(limit)
+		}
+		reqs = append(reqs, req)
 	}
 	if w.next == len(w.schedule) {
 		return workload.Send(reqs...).Done() // the host waits for what is in flight
+	}
+	if w.lookAhead {
+		return workload.Send(reqs...).WaitForInFlightBelow(limit + ahead/2)
 	}
 	return workload.Send(reqs...).WaitForFinish()
 }

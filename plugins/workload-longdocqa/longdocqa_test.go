@@ -58,7 +58,7 @@ func TestSchema(t *testing.T) {
 	}
 	var got []row
 	for _, s := range specs {
-		got = append(got, row{s.GetName(), s.GetLabel(), s.GetHelp(), option.Interface(s.GetDefault()), s.GetEnumValues()})
+		got = append(got, row{s.Name, s.Label, s.Help, s.Default, s.Enum})
 	}
 	want := []row{
 		{"document-length", "Document length (tokens)", "Token length per document.", int64(10000), nil},

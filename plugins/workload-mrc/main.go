@@ -16,6 +16,7 @@ type Options struct {
 	OutputLength       int     `opt:"output-length" label:"Output length (tokens)" help:"Max tokens to generate per response." min:"1"`
 	QPS                float64 `opt:"qps" label:"Queries per second" help:"Queries per second. Request k is due k/qps seconds after the start, round-robin over the sessions; a session with an answer outstanding holds the queue until it is answered."`
 	Duration           float64 `opt:"duration" label:"Duration (seconds)" help:"Benchmark duration in seconds. No request is sent after it; those already sent are awaited."`
+	MaxRounds          int     `opt:"max-rounds" label:"Max rounds per conversation" advanced:"true" min:"0" help:"Answered rounds after which a session starts a new conversation (its system prompt and pre-filled history, without the rounds), and its answers are released; 0 = never, as the original: the history then grows for the whole run."`
 }
 
 // Definition is the plugin; tests drive it with sdktest.

@@ -143,6 +143,17 @@ func (s *session) messages(query workload.Segment) []workload.Message {
 	return append(msgs, workload.User(query))
 }
 
+// answers are the content ids of the session's registered answers.
+func (s *session) answers() []string {
+	var ids []string
+	for _, e := range s.exchanges {
+		if e.answer.Ref != "" {
+			ids = append(ids, e.answer.Ref)
+		}
+	}
+	return ids
+}
+
 // record appends an answered round and makes the session ready again.
 func (s *session) record(query, answer workload.Segment) {
 	s.exchanges = append(s.exchanges, exchange{query, answer})
@@ -337,11 +348,20 @@ func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result
 			continue
 		}
 		delete(w.pending, r.ID)
+		s := w.sessions[p.session]
+		if w.o.MaxRounds > 0 && len(s.exchanges)+1 >= w.o.MaxRounds {
+			// The conversation is over: the next round starts a new one,
+			// and no request will use these answers again.
+			w.content.Release(s.answers()...)
+			s.exchanges = s.exchanges[:0]
+			s.inFlight = false
+			continue
+		}
 		answer := workload.Text("")
 		if r.Success && r.Text != "" {
 			answer = w.content.Register(r.ID+".answer", r.Text)
 		}
-		w.sessions[p.session].record(p.query, answer)
+		s.record(p.query, answer)
 	}
 	return nil
 }

@@ -83,9 +83,9 @@ func TestSchema(t *testing.T) {
 	}
 	var got []row
 	for _, s := range specs {
-		got = append(got, row{s.GetName(), s.GetLabel(), option.Interface(s.GetDefault())})
-		if s.GetHelp() == "" {
-			t.Errorf("%s has no help", s.GetName())
+		got = append(got, row{s.Name, s.Label, s.Default})
+		if s.Help == "" {
+			t.Errorf("%s has no help", s.Name)
 		}
 	}
 	want := []row{
@@ -95,6 +95,7 @@ func TestSchema(t *testing.T) {
 		{"output-length", "Output length (tokens)", int64(200)},
 		{"qps", "Queries per second", 1.0},
 		{"duration", "Duration (seconds)", 60.0},
+		{"max-rounds", "Max rounds per conversation", int64(0)},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("option schema (-want +got):\n%s", d)
@@ -110,7 +111,7 @@ func TestConfigDefaults(t *testing.T) {
 	})
 	want := map[string]any{
 		"shared-prompt-length": int64(2000), "chat-history-length": int64(10000), "user-input-length": int64(50),
-		"output-length": int64(200), "qps": 1.0, "duration": 2.0, "num-concurrent-users": int64(1),
+		"output-length": int64(200), "qps": 1.0, "duration": 2.0, "max-rounds": int64(0), "num-concurrent-users": int64(1),
 	}
 	if d := cmp.Diff(want, tr.Resolved); d != "" {
 		t.Errorf("resolved (-want +got):\n%s", d)
@@ -135,7 +136,7 @@ func TestConfigCustom(t *testing.T) {
 	})
 	want := map[string]any{
 		"shared-prompt-length": int64(500), "chat-history-length": int64(5000), "user-input-length": int64(100),
-		"output-length": int64(300), "qps": 5.0, "duration": 2.0, "num-concurrent-users": int64(18),
+		"output-length": int64(300), "qps": 5.0, "duration": 2.0, "max-rounds": int64(0), "num-concurrent-users": int64(18),
 	}
 	if d := cmp.Diff(want, tr.Resolved); d != "" {
 		t.Errorf("resolved (-want +got):\n%s", d)
@@ -687,7 +688,7 @@ func TestLaterRoundsCarryAnswers(t *testing.T) {
 	// Session 1's round after the failure carries an empty answer.
 	for _, s := range m {
 		if s.ID == "s1_r7" {
-			if got := s.Messages[len(s.Messages)-2]; got != (sdktest.Message{Role: "assistant", Content: ""}) {
+			if got := s.Messages[len(s.Messages)-2]; got.Role != "assistant" || got.Content != "" {
 				t.Errorf("after the failed s1_r4, s1_r7 carries %+v", got)
 			}
 		}
@@ -808,5 +809,38 @@ func BenchmarkRequest(b *testing.B) {
 		if err := w.OnFinished(ctx, []workload.Result{{ID: id, Phase: workload.Measure, Success: true, Text: "answer " + id}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// With max-rounds, a session starts a new conversation after that many
+// answered rounds and its answers are released: the next request carries
+// only the system prompt and the pre-filled history, and no request ever
+// references a released answer (sdktest would fail the run if one did).
+func TestMaxRoundsStartsNewConversations(t *testing.T) {
+	t.Parallel()
+	tr := sdktest.Run(t, Definition, sdktest.Options{
+		Options: map[string]any{"shared-prompt-length": 10, "chat-history-length": 10, "user-input-length": 2,
+			"output-length": 3, "qps": 20.0, "duration": 2.0, "max-rounds": 3},
+		Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 40},
+	})
+	// 1 GB x 40 tokens / 20 tokens per session = 2 sessions, 40 requests
+	rounds := map[string][]int{}
+	for _, s := range tr.Measured() {
+		// system, history, acknowledgement, 2 messages per answered round, query
+		answered := (len(s.Messages) - 4) / 2
+		rounds[s.Tags["session"]] = append(rounds[s.Tags["session"]], answered)
+		if got := s.Tags["round"]; got != strconv.Itoa(answered) {
+			t.Errorf("%s: round tag %s, %d rounds in its messages", s.ID, got, answered)
+		}
+	}
+	for sid, got := range rounds {
+		for i, n := range got {
+			if n != i%3 {
+				t.Fatalf("session %s: answered rounds per request %v, want 0 1 2 0 1 2 …", sid, got)
+			}
+		}
+	}
+	if len(rounds) != 2 || len(tr.Measured()) < 30 {
+		t.Errorf("%d sessions, %d requests", len(rounds), len(tr.Measured()))
 	}
 }

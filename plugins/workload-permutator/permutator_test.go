@@ -79,9 +79,9 @@ func TestSchema(t *testing.T) {
 	}
 	var got []row
 	for _, s := range specs {
-		got = append(got, row{s.GetName(), option.Interface(s.GetDefault())})
-		if s.GetHelp() == "" || s.GetLabel() == "" {
-			t.Errorf("%s has no help or label", s.GetName())
+		got = append(got, row{s.Name, s.Default})
+		if s.Help == "" || s.Label == "" {
+			t.Errorf("%s has no help or label", s.Name)
 		}
 	}
 	want := []row{

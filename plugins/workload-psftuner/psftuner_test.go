@@ -90,9 +90,9 @@ func TestSchema(t *testing.T) {
 	}
 	var got []row
 	for _, s := range specs {
-		got = append(got, row{s.GetName(), s.GetLabel(), option.Interface(s.GetDefault())})
-		if s.GetHelp() == "" {
-			t.Errorf("%s has no help", s.GetName())
+		got = append(got, row{s.Name, s.Label, s.Default})
+		if s.Help == "" {
+			t.Errorf("%s has no help", s.Name)
 		}
 	}
 	want := []row{
@@ -104,7 +104,7 @@ func TestSchema(t *testing.T) {
 		t.Errorf("option schema (-want +got):\n%s", d)
 	}
 	// --help must say which tier is targeted and how the pool is sized.
-	help := specs[2].GetHelp()
+	help := specs[2].Help
 	for _, s := range []string{"GPU", "CPU", "disk", "CacheBlend", "1.05", "prefix tokens", "--kv-cache-volume is not used"} {
 		if !strings.Contains(help, s) {
 			t.Errorf("--psf-thrash help does not mention %q: %s", s, help)

@@ -9,15 +9,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
-
-// stepBytes bounds the prompt text of one Step response. The original
-// fires every request at once; huge runs (N × length beyond the gRPC
-// message limit) go out over several immediate Steps instead of failing.
-const stepBytes = handshake.BatchBytes
 
 // Validate checks the options with the original's messages, all at once.
 func (o Options) Validate() error {
@@ -74,22 +68,16 @@ func (w *randomPrefill) Step(_ context.Context, in workload.StepInput) (workload
 	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
 }
 
-// dispatch sends every prompt at once (max_tokens 1: prefill only), split
-// over immediate Steps only when they would not fit in one response.
+// dispatch sends every prompt at once (max_tokens 1: prefill only), as
+// the original fires them all together. (The SDK spreads an answer too
+// large for one message over several immediate Steps.)
 func (w *randomPrefill) dispatch() workload.StepOutput {
-	var reqs []workload.Request
-	for size := 0; w.next < w.o.NumRequests; w.next++ {
-		size += len(w.body) + 32
-		if len(reqs) > 0 && size > stepBytes {
-			break
-		}
+	reqs := make([]workload.Request, 0, w.o.NumRequests-w.next)
+	for ; w.next < w.o.NumRequests; w.next++ {
 		i := w.next
 		reqs = append(reqs, workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(promptText(i, w.body)))).
 			WithMaxTokens(1).
 			Tag("index", strconv.Itoa(i)))
-	}
-	if w.next < w.o.NumRequests {
-		return workload.Send(reqs...) // call again at once for the rest
 	}
 	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
 	return workload.Send(reqs...).Done()

@@ -48,7 +48,7 @@ func TestSchema(t *testing.T) {
 	}
 	var got []row
 	for _, s := range specs {
-		got = append(got, row{s.GetName(), s.GetLabel(), s.GetHelp(), option.Interface(s.GetDefault()), s.GetMin()})
+		got = append(got, row{s.Name, s.Label, s.Help, s.Default, minOf(s.Min)})
 	}
 	want := []row{
 		{"request-length", "Request length (tokens)", "Token length per request.", int64(10000), 1},
@@ -243,4 +243,11 @@ func TestGoldenTranscript(t *testing.T) {
 	t.Parallel()
 	tr := sdktest.RunGRPC(t, Definition, sdktest.Options{Options: map[string]any{"request-length": 13, "num-requests": 3}})
 	sdktest.Golden(t, filepath.Join("testdata", "transcript.golden.jsonl"), tr.JSONL(), *update)
+}
+
+func minOf(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

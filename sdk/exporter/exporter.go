@@ -14,82 +14,35 @@ package exporter
 
 import (
 	"context"
-	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // Phase of a record.
-type Phase int
+type Phase = protocol.Phase
 
 const (
-	Warmup  Phase = 1
-	Measure Phase = 2
+	Warmup  = protocol.Warmup
+	Measure = protocol.Measure
 )
-
-func (p Phase) String() string {
-	switch p {
-	case Warmup:
-		return "warmup"
-	case Measure:
-		return "measure"
-	}
-	return "unspecified"
-}
 
 // Record is one finished request. Durations are seconds; TTFT is -1 for a
 // failed request (as in the original tool). Zero times mean "none".
-type Record struct {
-	RunID        string
-	Workload     string
-	Phase        Phase
-	RequestID    string
-	Tags         map[string]string
-	Success      bool
-	Error        string
-	TTFT         float64
-	Latency      float64
-	DecodeSpeed  float64
-	ITL          float64
-	InputTokens  int64
-	OutputTokens int64
-	CachedTokens int64
-	Scheduled    time.Time
-	Submit       time.Time
-	FirstToken   time.Time
-	Finish       time.Time
-	Seq          int64
-}
+type Record = protocol.Record
 
 // RunMetadata describes the run being exported.
-type RunMetadata struct {
-	RunID          string
-	Workload       string
-	Model          string
-	OutputDir      string
-	LMBenchVersion string
-	TagKeys        []string
-	ConfigJSON     string
-	Started        time.Time
-}
+type RunMetadata = protocol.RunMetadata
 
 // Summary is the final result of the measured phase.
-type Summary struct {
-	RunID       string
-	JSON        string // bench_summary.json's content
-	Total       int64
-	Successful  int64
-	Failed      int64
-	Elapsed     float64
-	Interrupted bool
-}
+type Summary = protocol.Summary
 
 // File is a file an exporter wrote.
-type File struct {
-	Path        string
-	Rows        int64
-	Description string
-}
+type File = protocol.File
+
+// Logger is the plugin's logger (zerolog's).
+type Logger = zerolog.Logger
 
 // Exporter writes records somewhere.
 type Exporter interface {
@@ -100,7 +53,10 @@ type Exporter interface {
 // Env is what New receives besides the decoded options.
 type Env struct {
 	Run    RunMetadata
-	Logger zerolog.Logger
+	Logger Logger
+	// Host is what the host announced (empty for a host older than
+	// protocol minor 1).
+	Host protocol.HostInfo
 }
 
 // Definition describes an exporter plugin.

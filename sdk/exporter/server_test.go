@@ -3,24 +3,24 @@ package exporter_test
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/lmbench/lmbench/sdk/exporter"
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/wire"
 )
 
 // recorder is an Exporter that remembers what it was given.
@@ -62,27 +62,50 @@ func definition(newFn func(testOptions, exporter.Env) (exporter.Exporter, error)
 	}
 }
 
-func serverFor(rec *recorder) exporterv1.ExporterServiceServer {
+func serverFor(rec *recorder) protocol.ExporterService {
 	return exporter.NewServer(definition(func(testOptions, exporter.Env) (exporter.Exporter, error) { return rec, nil }), zerolog.Nop())
+}
+
+var host = protocol.HostInfo{Version: "test", ProtocolMinor: protocol.Minor, Capabilities: protocol.HostCapabilities}
+
+// overGRPC serves srv over an in-memory gRPC connection and returns its
+// client, as the host sees the plugin.
+func overGRPC(t *testing.T, srv protocol.ExporterService) protocol.ExporterService {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer(wire.GRPCServerOptions()...)
+	wire.RegisterExporter(s, srv)
+	go s.Serve(lis)
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		s.Stop()
+	})
+	return wire.ExporterClient(conn)
 }
 
 func TestDescribe(t *testing.T) {
 	t.Parallel()
-	got, err := serverFor(&recorder{}).Describe(context.Background(), &exporterv1.DescribeRequest{})
+	got, err := serverFor(&recorder{}).Describe(context.Background(), host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &exporterv1.DescribeResponse{
-		Info: &pluginv1.PluginInfo{
-			Kind: handshake.ExporterKind, Name: "test-exp", Version: "0.0.1", Summary: "a test exporter", Prefix: "te",
-			ProtocolMinor: handshake.ProtocolMinor, SdkVersion: handshake.SDKVersion,
+	want := protocol.ExporterDescription{
+		Info: protocol.PluginInfo{
+			Kind: protocol.ExporterKind, Name: "test-exp", Version: "0.0.1", Summary: "a test exporter", Prefix: "te",
+			ProtocolMinor: protocol.Minor, SDKVersion: wire.SDKVersion,
 		},
-		Options: []*pluginv1.OptionSpec{
-			{Name: "file", Type: pluginv1.OptionType_OPTION_TYPE_STRING, Help: "Output file.", Default: option.Value("out.csv")},
-			{Name: "flush-every", Type: pluginv1.OptionType_OPTION_TYPE_INT, Min: proto.Float64(1), Default: option.Value(10)},
+		Options: []protocol.OptionSpec{
+			{Name: "file", Type: protocol.OptionString, Help: "Output file.", Default: "out.csv"},
+			{Name: "flush-every", Type: protocol.OptionInt, Min: new(1.0), Default: int64(10)},
 		},
 	}
-	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Describe (-want +got):\n%s", d)
 	}
 }
@@ -90,51 +113,50 @@ func TestDescribe(t *testing.T) {
 func TestConfigure(t *testing.T) {
 	t.Parallel()
 	started := time.Unix(1700000000, 123456789)
+	run := exporter.RunMetadata{
+		RunID: "r1", Workload: "long-doc-qa", Model: "m", OutputDir: "/out", LMBenchVersion: "1.0",
+		TagKeys: []string{"doc"}, ConfigJSON: "{}", Started: started,
+	}
 	tests := []struct {
 		name     string
-		req      *exporterv1.ConfigureRequest
+		cfg      protocol.ExporterConfig
 		newErr   error
 		wantOpts testOptions
-		wantEnv  exporter.RunMetadata
-		want     *exporterv1.ConfigureResponse
+		wantEnv  exporter.Env
+		want     protocol.Configured
 	}{
 		{
-			name: "run metadata and options",
-			req: &exporterv1.ConfigureRequest{
-				Options: map[string]*pluginv1.OptionValue{"file": option.Value("x.csv")},
-				Run: &exporterv1.RunMetadata{
-					RunId: "r1", Workload: "long-doc-qa", Model: "m", OutputDir: "/out", LmbenchVersion: "1.0",
-					TagKeys: []string{"doc"}, ConfigJson: "{}", StartedUnixNs: started.UnixNano(),
-				},
-			},
+			name:     "run metadata and options",
+			cfg:      protocol.ExporterConfig{Options: protocol.Values{"file": "x.csv"}, Run: run},
 			wantOpts: testOptions{File: "x.csv", Every: 10},
-			wantEnv: exporter.RunMetadata{
-				RunID: "r1", Workload: "long-doc-qa", Model: "m", OutputDir: "/out", LMBenchVersion: "1.0",
-				TagKeys: []string{"doc"}, ConfigJSON: "{}", Started: started,
-			},
-			want: &exporterv1.ConfigureResponse{Resolved: map[string]*pluginv1.OptionValue{
-				"file": option.Value("x.csv"), "flush-every": option.Value(10),
-			}},
+			wantEnv:  exporter.Env{Run: run, Host: host},
+			want:     protocol.Configured{Resolved: protocol.Values{"file": "x.csv", "flush-every": int64(10)}},
 		},
 		{
 			name:     "no start time stays zero",
-			req:      &exporterv1.ConfigureRequest{},
 			wantOpts: testOptions{File: "out.csv", Every: 10},
-			want: &exporterv1.ConfigureResponse{Resolved: map[string]*pluginv1.OptionValue{
-				"file": option.Value("out.csv"), "flush-every": option.Value(10),
-			}},
+			wantEnv:  exporter.Env{Host: host},
+			want:     protocol.Configured{Resolved: protocol.Values{"file": "out.csv", "flush-every": int64(10)}},
 		},
 		{
 			name: "bad option",
-			req:  &exporterv1.ConfigureRequest{Options: map[string]*pluginv1.OptionValue{"flush-every": option.Value(0)}},
-			want: &exporterv1.ConfigureResponse{Errors: []*pluginv1.FieldError{{Option: "flush-every", Message: "must be >= 1, got 0"}}},
+			cfg:  protocol.ExporterConfig{Options: protocol.Values{"flush-every": int64(0)}},
+			want: protocol.Configured{Errors: []protocol.FieldError{{Option: "flush-every", Message: "must be >= 1, got 0"}}},
+		},
+		{
+			name: "mistyped and unknown options",
+			cfg:  protocol.ExporterConfig{Options: protocol.Values{"file": int64(1), "fil": "x"}},
+			want: protocol.Configured{Errors: []protocol.FieldError{
+				{Option: "fil", Message: "unknown option"},
+				{Option: "file", Message: "expected a string, got 1"},
+			}},
 		},
 		{
 			name:     "error from New",
-			req:      &exporterv1.ConfigureRequest{},
 			newErr:   option.Errorf("file", "cannot create %s", "out.csv"),
 			wantOpts: testOptions{File: "out.csv", Every: 10},
-			want:     &exporterv1.ConfigureResponse{Errors: []*pluginv1.FieldError{{Option: "file", Message: "cannot create out.csv"}}},
+			wantEnv:  exporter.Env{Host: host},
+			want:     protocol.Configured{Errors: []protocol.FieldError{{Option: "file", Message: "cannot create out.csv"}}},
 		},
 	}
 	for _, tc := range tests {
@@ -142,33 +164,39 @@ func TestConfigure(t *testing.T) {
 			t.Parallel()
 			var (
 				gotOpts testOptions
-				gotEnv  exporter.RunMetadata
+				gotEnv  exporter.Env
 			)
 			srv := exporter.NewServer(definition(func(o testOptions, env exporter.Env) (exporter.Exporter, error) {
-				gotOpts, gotEnv = o, env.Run
+				gotOpts, gotEnv = o, env
 				if tc.newErr != nil {
 					return nil, tc.newErr
 				}
 				return &recorder{}, nil
 			}), zerolog.Nop())
-			got, err := srv.Configure(context.Background(), tc.req)
+			if _, err := srv.Describe(context.Background(), host); err != nil {
+				t.Fatal(err)
+			}
+			got, err := srv.Configure(context.Background(), tc.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, got, protocmp.Transform()); d != "" {
+			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("Configure (-want +got):\n%s", d)
 			}
 			if d := cmp.Diff(tc.wantOpts, gotOpts); d != "" {
 				t.Errorf("options (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff(tc.wantEnv, gotEnv); d != "" {
-				t.Errorf("run metadata (-want +got):\n%s", d)
+			if d := cmp.Diff(tc.wantEnv.Run, gotEnv.Run); d != "" {
+				t.Errorf("Env.Run (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.wantEnv.Host, gotEnv.Host); d != "" {
+				t.Errorf("Env.Host (-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-// call is one RPC in a lifecycle test.
+// call is one call in a lifecycle test.
 type call int
 
 const (
@@ -177,93 +205,135 @@ const (
 	finish
 )
 
-func (c call) do(srv exporterv1.ExporterServiceServer) error {
+func (c call) do(srv protocol.ExporterService) error {
 	ctx := context.Background()
 	var err error
 	switch c {
 	case configure:
-		var resp *exporterv1.ConfigureResponse
-		resp, err = srv.Configure(ctx, &exporterv1.ConfigureRequest{})
-		if err == nil && len(resp.GetErrors()) > 0 {
-			err = errors.New(resp.GetErrors()[0].GetMessage())
+		var resp protocol.Configured
+		resp, err = srv.Configure(ctx, protocol.ExporterConfig{})
+		if err == nil && len(resp.Errors) > 0 {
+			err = errors.New(resp.Errors[0].Message)
 		}
 	case write:
-		_, err = srv.Write(ctx, &exporterv1.WriteRequest{Records: []*exporterv1.Record{{RequestId: "q"}}})
+		err = srv.Write(ctx, []exporter.Record{{RequestID: "q"}})
 	case finish:
-		_, err = srv.Finish(ctx, &exporterv1.FinishRequest{})
+		_, err = srv.Finish(ctx, exporter.Summary{})
 	}
 	return err
 }
 
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	ok := codes.OK
-	pre := codes.FailedPrecondition
+	const ok, out = "ok", "out of order"
 	tests := []struct {
 		name  string
 		calls []call
-		want  []codes.Code
+		want  []string
 	}{
-		{"write before configure", []call{write}, []codes.Code{pre}},
-		{"finish before configure", []call{finish}, []codes.Code{pre}},
-		{"finish without write", []call{configure, finish}, []codes.Code{ok, ok}},
-		{"write then finish", []call{configure, write, write, finish}, []codes.Code{ok, ok, ok, ok}},
-		{"write after finish", []call{configure, write, finish, write}, []codes.Code{ok, ok, ok, pre}},
-		{"finish twice", []call{configure, finish, finish}, []codes.Code{ok, ok, pre}},
-		{"configure again starts over", []call{configure, finish, configure, write, finish}, []codes.Code{ok, ok, ok, ok, ok}},
+		{"write before configure", []call{write}, []string{out}},
+		{"finish before configure", []call{finish}, []string{out}},
+		{"finish without write", []call{configure, finish}, []string{ok, ok}},
+		{"write then finish", []call{configure, write, write, finish}, []string{ok, ok, ok, ok}},
+		{"write after finish", []call{configure, write, finish, write}, []string{ok, ok, ok, out}},
+		{"finish twice", []call{configure, finish, finish}, []string{ok, ok, out}},
+		{"configure again starts over", []call{configure, finish, configure, write, finish}, []string{ok, ok, ok, ok, ok}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := serverFor(&recorder{})
-			var got []codes.Code
+			var got []string
 			for _, c := range tc.calls {
-				got = append(got, status.Code(c.do(srv)))
+				switch err := c.do(srv); {
+				case err == nil:
+					got = append(got, ok)
+				case errors.Is(err, protocol.ErrOutOfOrder):
+					got = append(got, out)
+				default:
+					got = append(got, err.Error())
+				}
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("codes (-want +got):\n%s", d)
+				t.Errorf("outcomes (-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-func TestWriteAndFinish(t *testing.T) {
+func TestLifecycleMessages(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
-	srv := serverFor(rec)
-	ctx := context.Background()
-	if _, err := srv.Configure(ctx, &exporterv1.ConfigureRequest{}); err != nil {
-		t.Fatal(err)
+	srv := serverFor(&recorder{})
+	if err := write.do(srv); err == nil || err.Error() != "exporter used before a successful Configure: called out of order" {
+		t.Errorf("Write before Configure: %v", err)
 	}
-	for _, batch := range [][]string{{"a", "b"}, {"c"}} {
-		var recs []*exporterv1.Record
-		for _, id := range batch {
-			recs = append(recs, &exporterv1.Record{RequestId: id, Phase: exporterv1.Phase_PHASE_MEASURE})
-		}
-		if _, err := srv.Write(ctx, &exporterv1.WriteRequest{Records: recs}); err != nil {
+	for _, c := range []call{configure, finish} {
+		if err := c.do(srv); err != nil {
 			t.Fatal(err)
 		}
 	}
-	resp, err := srv.Finish(ctx, &exporterv1.FinishRequest{Summary: &exporterv1.Summary{
-		RunId: "r", SummaryJson: `{"n":3}`, TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedS: 1.5, Interrupted: true,
-	}})
-	if err != nil {
-		t.Fatal(err)
+	if err := write.do(srv); err == nil || err.Error() != "exporter used after Finish: called out of order" {
+		t.Errorf("Write after Finish: %v", err)
 	}
-	wantWrites := [][]exporter.Record{
-		{{RequestID: "a", Phase: exporter.Measure}, {RequestID: "b", Phase: exporter.Measure}},
-		{{RequestID: "c", Phase: exporter.Measure}},
+}
+
+// Over gRPC a call out of order is FailedPrecondition, and the client
+// gives ErrOutOfOrder back.
+func TestLifecycleOverGRPC(t *testing.T) {
+	t.Parallel()
+	c := overGRPC(t, serverFor(&recorder{}))
+	for _, step := range []call{configure, finish} {
+		if err := step.do(c); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if d := cmp.Diff(wantWrites, rec.writes); d != "" {
-		t.Errorf("writes (-want +got):\n%s", d)
+	err := write.do(c)
+	if status.Code(err) != codes.FailedPrecondition || !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Write after Finish: %v (code %v), want FailedPrecondition and ErrOutOfOrder", err, status.Code(err))
 	}
-	wantSummary := []exporter.Summary{{RunID: "r", JSON: `{"n":3}`, Total: 3, Successful: 2, Failed: 1, Elapsed: 1.5, Interrupted: true}}
-	if d := cmp.Diff(wantSummary, rec.summaries); d != "" {
-		t.Errorf("summary (-want +got):\n%s", d)
-	}
-	wantResp := &exporterv1.FinishResponse{Files: []*exporterv1.WrittenFile{{Path: "/out/results.csv", Rows: 2, Description: "results"}}}
-	if d := cmp.Diff(wantResp, resp, protocmp.Transform()); d != "" {
-		t.Errorf("Finish (-want +got):\n%s", d)
+}
+
+func TestWriteAndFinish(t *testing.T) {
+	t.Parallel()
+	for name, via := range map[string]func(t *testing.T, srv protocol.ExporterService) protocol.ExporterService{
+		"in-process": func(_ *testing.T, srv protocol.ExporterService) protocol.ExporterService { return srv },
+		"over gRPC":  overGRPC,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			srv := via(t, serverFor(rec))
+			ctx := context.Background()
+			if _, err := srv.Configure(ctx, protocol.ExporterConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Unix(1700000000, 5)
+			batches := [][]exporter.Record{
+				{{RequestID: "a", Phase: exporter.Measure, Tags: map[string]string{"doc": "0"}, Success: true, Finish: at},
+					{RequestID: "b", Phase: exporter.Measure, TTFT: -1, Error: "HTTP 500"}},
+				{{RequestID: "c", Phase: exporter.Warmup, Seq: 3}},
+			}
+			for _, b := range batches {
+				if err := srv.Write(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			summary := exporter.Summary{RunID: "r", JSON: `{"n":3}`, Total: 3, Successful: 2, Failed: 1, Elapsed: 1.5, Interrupted: true}
+			files, err := srv.Finish(ctx, summary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(batches, rec.writes); d != "" {
+				t.Errorf("writes (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff([]exporter.Summary{summary}, rec.summaries); d != "" {
+				t.Errorf("summary (-want +got):\n%s", d)
+			}
+			wantFiles := []exporter.File{{Path: "/out/results.csv", Rows: 2, Description: "results"}}
+			if d := cmp.Diff(wantFiles, files); d != "" {
+				t.Errorf("Finish (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
@@ -272,16 +342,16 @@ func TestExporterErrors(t *testing.T) {
 	rec := &recorder{writeErr: errors.New("disk full"), finishErr: errors.New("cannot close")}
 	srv := serverFor(rec)
 	ctx := context.Background()
-	if _, err := srv.Configure(ctx, &exporterv1.ConfigureRequest{}); err != nil {
+	if _, err := srv.Configure(ctx, protocol.ExporterConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := srv.Write(ctx, &exporterv1.WriteRequest{})
-	if st, _ := status.FromError(err); st.Code() != codes.Unknown || st.Message() != "write: disk full" {
-		t.Errorf("Write error = %v", err)
+	err := srv.Write(ctx, nil)
+	if !errors.Is(err, rec.writeErr) || err.Error() != "write: disk full" || errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Write error = %v, want %q", err, "write: disk full")
 	}
-	_, err = srv.Finish(ctx, &exporterv1.FinishRequest{})
-	if st, _ := status.FromError(err); st.Code() != codes.Unknown || st.Message() != "finish: cannot close" {
-		t.Errorf("Finish error = %v", err)
+	_, err = srv.Finish(ctx, exporter.Summary{})
+	if !errors.Is(err, rec.finishErr) || err.Error() != "finish: cannot close" || errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Finish error = %v, want %q", err, "finish: cannot close")
 	}
 }
 
@@ -292,12 +362,12 @@ func TestFinishOnce(t *testing.T) {
 	srv := exporter.NewServer(definition(func(testOptions, exporter.Env) (exporter.Exporter, error) {
 		return countingExporter{&finishes}, nil
 	}), zerolog.Nop())
-	if _, err := srv.Configure(context.Background(), &exporterv1.ConfigureRequest{}); err != nil {
+	if _, err := srv.Configure(context.Background(), protocol.ExporterConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for range 16 {
-		wg.Go(func() { _, _ = srv.Finish(context.Background(), &exporterv1.FinishRequest{}) })
+		wg.Go(func() { _, _ = srv.Finish(context.Background(), exporter.Summary{}) })
 	}
 	wg.Wait()
 	if n := finishes.Load(); n != 1 {
@@ -312,49 +382,6 @@ func (c countingExporter) Finish(context.Context, exporter.Summary) ([]exporter.
 	c.n.Add(1)
 	time.Sleep(time.Millisecond) // widen the window a second Finish would slip through
 	return nil, nil
-}
-
-func TestRecordRoundTrip(t *testing.T) {
-	t.Parallel()
-	at := func(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
-	tests := []struct {
-		name string
-		rec  exporter.Record
-	}{
-		{"zero", exporter.Record{}},
-		{"full", exporter.Record{
-			RunID: "r", Workload: "long-doc-qa", Phase: exporter.Measure, RequestID: "doc0_q1",
-			Tags: map[string]string{"doc": "0", "query": "1"}, Success: true, TTFT: 0.125, Latency: 2.5,
-			DecodeSpeed: 51.2, ITL: 0.0185, InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984,
-			Scheduled: at(1700000000, 250000000), Submit: at(1700000000, 250000001),
-			FirstToken: at(1700000000, 375000000), Finish: at(1700000002, 750000000), Seq: 7,
-		}},
-		{"failed, some times unset", exporter.Record{
-			Phase: exporter.Warmup, RequestID: "w0", Error: "HTTP 500", TTFT: -1, Latency: 0.0625,
-			Submit: at(1700000001, 0), Finish: at(1700000001, 1),
-		}},
-		{"empty tags", exporter.Record{RequestID: "q", Tags: map[string]string{}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			// Through the wire bytes, as the host sends them.
-			b, err := proto.Marshal(exporter.ToProto(tc.rec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pr exporterv1.Record
-			if err := proto.Unmarshal(b, &pr); err != nil {
-				t.Fatal(err)
-			}
-			// cmp compares times with Equal, so a zero time that came back as
-			// the epoch (or anything else) is a difference.
-			got := exporter.FromProto(&pr)
-			if d := cmp.Diff(tc.rec, got, cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("round trip (-want +got):\n%s", d)
-			}
-		})
-	}
 }
 
 func TestPhaseString(t *testing.T) {

@@ -12,9 +12,14 @@
 // Supported field types: string, bool, int, int64, float64, time.Duration.
 // Tags: opt (kebab-case name, required), help, label, min, max, enum
 // (comma-separated; makes a string an ENUM), group, advanced ("true").
-// If the struct has a `Validate() error` method it is called after
-// decoding; return *FieldError (or several joined with errors.Join) to point
-// at one option.
+// Decode checks what the schema says first (each value's type, enum
+// membership, min and max), then calls the struct's `Validate() error`
+// method if it has one, and reports every problem together. Validate sees
+// the decoded values (a value of the wrong type leaves the default); where
+// it reports an option that already broke a bound, its message replaces
+// the generic one, so each option is named once, in the plugin's words.
+// Return *FieldError (or several joined with errors.Join) to point at one
+// option.
 package option
 
 import (
@@ -29,22 +34,12 @@ import (
 	"strings"
 	"time"
 
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // FieldError is an invalid value for one option. Option is the option's
 // kebab-case name without prefix ("" when no single option is at fault).
-type FieldError struct {
-	Option  string
-	Message string
-}
-
-func (e *FieldError) Error() string {
-	if e.Option == "" {
-		return e.Message
-	}
-	return e.Option + ": " + e.Message
-}
+type FieldError = protocol.FieldError
 
 // Errorf builds a *FieldError for option name.
 func Errorf(name, format string, args ...any) *FieldError {
@@ -77,7 +72,7 @@ var durationType = reflect.TypeOf(time.Duration(0))
 
 type field struct {
 	index int
-	spec  *pluginv1.OptionSpec
+	spec  *protocol.OptionSpec
 }
 
 func fields(t reflect.Type) ([]field, error) {
@@ -99,7 +94,7 @@ func fields(t reflect.Type) ([]field, error) {
 			return nil, fmt.Errorf("field %s: duplicate opt name %q", sf.Name, name)
 		}
 		seen[name] = true
-		spec := &pluginv1.OptionSpec{
+		spec := &protocol.OptionSpec{
 			Name:     name,
 			Help:     sf.Tag.Get("help"),
 			Label:    sf.Tag.Get("label"),
@@ -108,19 +103,19 @@ func fields(t reflect.Type) ([]field, error) {
 		}
 		switch {
 		case sf.Type == durationType:
-			spec.Type = pluginv1.OptionType_OPTION_TYPE_DURATION
+			spec.Type = protocol.OptionDuration
 		case sf.Type.Kind() == reflect.String:
-			spec.Type = pluginv1.OptionType_OPTION_TYPE_STRING
+			spec.Type = protocol.OptionString
 			if e := sf.Tag.Get("enum"); e != "" {
-				spec.Type = pluginv1.OptionType_OPTION_TYPE_ENUM
-				spec.EnumValues = strings.Split(e, ",")
+				spec.Type = protocol.OptionEnum
+				spec.Enum = strings.Split(e, ",")
 			}
 		case sf.Type.Kind() == reflect.Bool:
-			spec.Type = pluginv1.OptionType_OPTION_TYPE_BOOL
+			spec.Type = protocol.OptionBool
 		case sf.Type.Kind() == reflect.Int || sf.Type.Kind() == reflect.Int64:
-			spec.Type = pluginv1.OptionType_OPTION_TYPE_INT
+			spec.Type = protocol.OptionInt
 		case sf.Type.Kind() == reflect.Float64:
-			spec.Type = pluginv1.OptionType_OPTION_TYPE_FLOAT
+			spec.Type = protocol.OptionFloat
 		default:
 			return nil, fmt.Errorf("field %s: unsupported option type %s", sf.Name, sf.Type)
 		}
@@ -144,7 +139,7 @@ func fields(t reflect.Type) ([]field, error) {
 
 // Specs returns the option schema of defaults (a struct value), with each
 // field's value as its default.
-func Specs(defaults any) ([]*pluginv1.OptionSpec, error) {
+func Specs(defaults any) ([]protocol.OptionSpec, error) {
 	v := reflect.ValueOf(defaults)
 	if !v.IsValid() {
 		return nil, errors.New("options must be a struct, got nil")
@@ -153,32 +148,30 @@ func Specs(defaults any) ([]*pluginv1.OptionSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*pluginv1.OptionSpec, len(fs))
+	out := make([]protocol.OptionSpec, len(fs))
 	for i, f := range fs {
 		f.spec.Default = Value(v.Field(f.index).Interface())
-		if f.spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !slices.Contains(f.spec.EnumValues, f.spec.Default.GetStringValue()) {
-			return nil, fmt.Errorf("option %s: default %q is not one of %v", f.spec.Name, f.spec.Default.GetStringValue(), f.spec.EnumValues)
+		if f.spec.Type == protocol.OptionEnum {
+			if d, _ := f.spec.Default.(string); !slices.Contains(f.spec.Enum, d) {
+				return nil, fmt.Errorf("option %s: default %q is not one of %v", f.spec.Name, d, f.spec.Enum)
+			}
 		}
-		out[i] = f.spec
+		out[i] = *f.spec
 	}
 	return out, nil
 }
 
-// Value converts a Go value to an OptionValue (nil for unsupported types).
-func Value(x any) *pluginv1.OptionValue {
+// Value converts a Go value to an option value as it travels: string,
+// int64 (ints and durations, in nanoseconds), float64 or bool; nil for a
+// type no option can hold.
+func Value(x any) any {
 	switch v := x.(type) {
-	case string:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: v}}
-	case bool:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_BoolValue{BoolValue: v}}
+	case string, bool, int64, float64:
+		return v
 	case int:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: int64(v)}}
-	case int64:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: v}}
+		return int64(v)
 	case time.Duration:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: int64(v)}}
-	case float64:
-		return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_FloatValue{FloatValue: v}}
+		return int64(v)
 	}
 	// Named types (type Policy string) are accepted as options by kind, so
 	// their values must convert too, or their defaults would be lost.
@@ -187,21 +180,36 @@ func Value(x any) *pluginv1.OptionValue {
 	}
 	switch rv := reflect.ValueOf(x); rv.Kind() {
 	case reflect.String:
-		return Value(rv.String())
+		return rv.String()
 	case reflect.Bool:
-		return Value(rv.Bool())
+		return rv.Bool()
 	case reflect.Int, reflect.Int64:
-		return Value(rv.Int())
+		return rv.Int()
 	case reflect.Float64:
-		return Value(rv.Float())
+		return rv.Float()
 	}
 	return nil
 }
 
-// Decode fills a copy of defaults (a struct value of type O) from values,
-// checks types, enums and bounds, then calls Validate if O has it.
-// Unknown option names are errors. All problems are returned together.
-func Decode[O any](defaults O, values map[string]*pluginv1.OptionValue) (O, error) {
+// Values converts a map of Go values (names without prefix) with Value.
+func Values(m map[string]any) (protocol.Values, error) {
+	out := make(protocol.Values, len(m))
+	for k, x := range m {
+		v := Value(x)
+		if v == nil {
+			return nil, fmt.Errorf("option %s: unsupported Go type %T", k, x)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Decode fills a copy of defaults (a struct value of type O) from values.
+// It checks, in this order, unknown names and each value's type, enum
+// membership and bounds, then calls Validate if O has it; every problem is
+// returned together (joined *FieldErrors). An option that broke a bound
+// and that Validate also reports is reported once, in Validate's words.
+func Decode[O any](defaults O, values protocol.Values) (O, error) {
 	out := defaults
 	v := reflect.ValueOf(&out).Elem()
 	fs, err := fields(v.Type())
@@ -212,76 +220,101 @@ func Decode[O any](defaults O, values map[string]*pluginv1.OptionValue) (O, erro
 	for _, f := range fs {
 		byName[f.spec.Name] = f
 	}
-	var errs []error
+	var schema []*FieldError
+	mistyped := map[string]bool{}
 	// Sorted, so several problems are always reported in the same order.
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		f, ok := byName[name]
 		if !ok {
-			errs = append(errs, Errorf(name, "unknown option"))
+			schema = append(schema, Errorf(name, "unknown option"))
 			continue
 		}
 		if err := set(v.Field(f.index), f.spec, values[name]); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return out, errors.Join(errs...)
-	}
-	// The plugin's own messages come first: they are the ones users know.
-	if val, ok := any(&out).(interface{ Validate() error }); ok {
-		if err := val.Validate(); err != nil {
-			return out, err
-		}
-	} else if val, ok := any(out).(interface{ Validate() error }); ok {
-		if err := val.Validate(); err != nil {
-			return out, err
+			schema = append(schema, err)
+			mistyped[name] = true
 		}
 	}
 	for _, f := range fs {
+		if mistyped[f.spec.Name] {
+			continue
+		}
 		if err := checkBounds(v.Field(f.index), f.spec); err != nil {
-			errs = append(errs, err)
+			schema = append(schema, err)
+		}
+	}
+	own := FieldErrors(validate(&out))
+	mine := map[string]bool{}
+	for _, fe := range own {
+		mine[fe.Option] = fe.Option != ""
+	}
+	var errs []error
+	for _, fe := range schema {
+		if !mine[fe.Option] || mistyped[fe.Option] {
+			errs = append(errs, fe)
+		}
+	}
+	for _, fe := range own {
+		if !mistyped[fe.Option] || fe.Option == "" {
+			errs = append(errs, fe)
 		}
 	}
 	return out, errors.Join(errs...)
 }
 
-func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue) error {
-	bad := func() error {
+// validate calls o's Validate method, if it has one (on the value or the
+// pointer). A panic in it is reported as an error, not a crash: it may see
+// values outside the bounds.
+func validate[O any](o *O) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the options' Validate method panicked: %v", r)
+		}
+	}()
+	if val, ok := any(o).(interface{ Validate() error }); ok {
+		return val.Validate()
+	}
+	if val, ok := any(*o).(interface{ Validate() error }); ok {
+		return val.Validate()
+	}
+	return nil
+}
+
+func set(dst reflect.Value, spec *protocol.OptionSpec, val any) *FieldError {
+	bad := func() *FieldError {
 		return Errorf(spec.Name, "expected %s, got %s", typeName(spec.Type), describe(val))
 	}
 	switch spec.Type {
-	case pluginv1.OptionType_OPTION_TYPE_STRING, pluginv1.OptionType_OPTION_TYPE_ENUM:
-		s, ok := val.GetKind().(*pluginv1.OptionValue_StringValue)
+	case protocol.OptionString, protocol.OptionEnum:
+		s, ok := val.(string)
 		if !ok {
 			return bad()
 		}
-		dst.SetString(s.StringValue) // enum membership is checked after Validate
-
-	case pluginv1.OptionType_OPTION_TYPE_BOOL:
-		b, ok := val.GetKind().(*pluginv1.OptionValue_BoolValue)
+		dst.SetString(s) // enum membership is checked with the bounds
+	case protocol.OptionBool:
+		b, ok := val.(bool)
 		if !ok {
 			return bad()
 		}
-		dst.SetBool(b.BoolValue)
-	case pluginv1.OptionType_OPTION_TYPE_INT, pluginv1.OptionType_OPTION_TYPE_DURATION:
-		switch k := val.GetKind().(type) {
-		case *pluginv1.OptionValue_IntValue:
-			dst.SetInt(k.IntValue)
-		case *pluginv1.OptionValue_FloatValue:
+		dst.SetBool(b)
+	case protocol.OptionInt, protocol.OptionDuration:
+		switch k := val.(type) {
+		case int64:
+			dst.SetInt(k)
+		case float64:
 			// Out of int64's range the conversion is undefined, not an error.
-			if k.FloatValue != math.Trunc(k.FloatValue) || k.FloatValue < math.MinInt64 || k.FloatValue >= math.MaxInt64 {
+			if k != math.Trunc(k) || k < math.MinInt64 || k >= math.MaxInt64 {
 				return bad()
 			}
-			dst.SetInt(int64(k.FloatValue))
+			dst.SetInt(int64(k))
 		default:
 			return bad()
 		}
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
-		switch k := val.GetKind().(type) {
-		case *pluginv1.OptionValue_FloatValue:
-			dst.SetFloat(k.FloatValue)
-		case *pluginv1.OptionValue_IntValue:
-			dst.SetFloat(float64(k.IntValue))
+	case protocol.OptionFloat:
+		switch k := val.(type) {
+		case float64:
+			dst.SetFloat(k)
+		case int64:
+			dst.SetFloat(float64(k))
 		default:
 			return bad()
 		}
@@ -289,9 +322,9 @@ func set(dst reflect.Value, spec *pluginv1.OptionSpec, val *pluginv1.OptionValue
 	return nil
 }
 
-func checkBounds(v reflect.Value, spec *pluginv1.OptionSpec) error {
-	if spec.Type == pluginv1.OptionType_OPTION_TYPE_ENUM && !slices.Contains(spec.EnumValues, v.String()) {
-		return Errorf(spec.Name, "must be one of %s, got %q", strings.Join(spec.EnumValues, ", "), v.String())
+func checkBounds(v reflect.Value, spec *protocol.OptionSpec) *FieldError {
+	if spec.Type == protocol.OptionEnum && !slices.Contains(spec.Enum, v.String()) {
+		return Errorf(spec.Name, "must be one of %s, got %q", strings.Join(spec.Enum, ", "), v.String())
 	}
 	var x float64
 	switch v.Kind() {
@@ -313,54 +346,39 @@ func checkBounds(v reflect.Value, spec *pluginv1.OptionSpec) error {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func typeName(t pluginv1.OptionType) string {
+func typeName(t protocol.OptionType) string {
 	switch t {
-	case pluginv1.OptionType_OPTION_TYPE_INT:
+	case protocol.OptionInt:
 		return "an integer"
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
+	case protocol.OptionFloat:
 		return "a number"
-	case pluginv1.OptionType_OPTION_TYPE_BOOL:
+	case protocol.OptionBool:
 		return "a boolean"
-	case pluginv1.OptionType_OPTION_TYPE_DURATION:
+	case protocol.OptionDuration:
 		return "a duration"
 	}
 	return "a string"
 }
 
-func describe(v *pluginv1.OptionValue) string {
-	switch k := v.GetKind().(type) {
-	case *pluginv1.OptionValue_StringValue:
-		return strconv.Quote(k.StringValue)
-	case *pluginv1.OptionValue_IntValue:
-		return strconv.FormatInt(k.IntValue, 10)
-	case *pluginv1.OptionValue_FloatValue:
-		return num(k.FloatValue)
-	case *pluginv1.OptionValue_BoolValue:
-		return strconv.FormatBool(k.BoolValue)
+func describe(v any) string {
+	switch k := v.(type) {
+	case string:
+		return strconv.Quote(k)
+	case int64:
+		return strconv.FormatInt(k, 10)
+	case float64:
+		return num(k)
+	case bool:
+		return strconv.FormatBool(k)
 	}
 	return "nothing"
 }
 
-// Interface returns the Go value held by v (string, int64, float64, bool) or nil.
-func Interface(v *pluginv1.OptionValue) any {
-	switch k := v.GetKind().(type) {
-	case *pluginv1.OptionValue_StringValue:
-		return k.StringValue
-	case *pluginv1.OptionValue_IntValue:
-		return k.IntValue
-	case *pluginv1.OptionValue_FloatValue:
-		return k.FloatValue
-	case *pluginv1.OptionValue_BoolValue:
-		return k.BoolValue
-	}
-	return nil
-}
-
-// ProtoErrors flattens err into the wire form of field errors.
-func ProtoErrors(err error) []*pluginv1.FieldError {
-	var out []*pluginv1.FieldError
+// Errors flattens err into field errors, as Configure reports them.
+func Errors(err error) []protocol.FieldError {
+	var out []protocol.FieldError
 	for _, fe := range FieldErrors(err) {
-		out = append(out, &pluginv1.FieldError{Option: fe.Option, Message: fe.Message})
+		out = append(out, *fe)
 	}
 	return out
 }

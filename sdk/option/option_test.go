@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 type policy string
@@ -30,18 +28,7 @@ type allTypes struct {
 	private  int `opt:"private"`
 }
 
-func sv(s string) *pluginv1.OptionValue {
-	return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: s}}
-}
-func iv(i int64) *pluginv1.OptionValue {
-	return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: i}}
-}
-func fv(f float64) *pluginv1.OptionValue {
-	return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_FloatValue{FloatValue: f}}
-}
-func bv(b bool) *pluginv1.OptionValue {
-	return &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_BoolValue{BoolValue: b}}
-}
+func ptr(f float64) *float64 { return &f }
 
 func TestSpecs(t *testing.T) {
 	t.Parallel()
@@ -51,17 +38,19 @@ func TestSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*pluginv1.OptionSpec{
-		{Name: "name", Type: pluginv1.OptionType_OPTION_TYPE_STRING, Help: "A name.", Label: "Name", Group: "basic", Default: sv("n")},
-		{Name: "count", Type: pluginv1.OptionType_OPTION_TYPE_INT, Help: "How many.", Min: proto.Float64(1), Max: proto.Float64(10), Default: iv(3)},
-		{Name: "big", Type: pluginv1.OptionType_OPTION_TYPE_INT, Default: iv(1 << 40)},
-		{Name: "ratio", Type: pluginv1.OptionType_OPTION_TYPE_FLOAT, Min: proto.Float64(0), Max: proto.Float64(0.5), Default: fv(0.25)},
-		{Name: "verbose", Type: pluginv1.OptionType_OPTION_TYPE_BOOL, Advanced: true, Default: bv(true)},
-		{Name: "timeout", Type: pluginv1.OptionType_OPTION_TYPE_DURATION, Min: proto.Float64(1e9), Default: iv(int64(2 * time.Second))},
-		{Name: "shuffle", Type: pluginv1.OptionType_OPTION_TYPE_ENUM, EnumValues: []string{"random", "tile"}, Default: sv("tile")},
-		{Name: "policy", Type: pluginv1.OptionType_OPTION_TYPE_ENUM, EnumValues: []string{"lru", "fifo"}, Default: sv("lru")},
+	// Defaults travel as string, int64, float64 or bool (durations as
+	// nanoseconds, named types by kind).
+	want := []protocol.OptionSpec{
+		{Name: "name", Type: protocol.OptionString, Help: "A name.", Label: "Name", Group: "basic", Default: "n"},
+		{Name: "count", Type: protocol.OptionInt, Help: "How many.", Min: ptr(1), Max: ptr(10), Default: int64(3)},
+		{Name: "big", Type: protocol.OptionInt, Default: int64(1 << 40)},
+		{Name: "ratio", Type: protocol.OptionFloat, Min: ptr(0), Max: ptr(0.5), Default: 0.25},
+		{Name: "verbose", Type: protocol.OptionBool, Advanced: true, Default: true},
+		{Name: "timeout", Type: protocol.OptionDuration, Min: ptr(1e9), Default: int64(2 * time.Second)},
+		{Name: "shuffle", Type: protocol.OptionEnum, Enum: []string{"random", "tile"}, Default: "tile"},
+		{Name: "policy", Type: protocol.OptionEnum, Enum: []string{"lru", "fifo"}, Default: "lru"},
 	}
-	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Specs (-want +got):\n%s", d)
 	}
 }
@@ -149,55 +138,55 @@ func TestDecode(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		values  map[string]*pluginv1.OptionValue
+		values  protocol.Values
 		want    decodeOpts
 		wantErr string
 	}{
 		{name: "defaults", want: decodeDefaults},
 		{
 			name: "every type",
-			values: map[string]*pluginv1.OptionValue{
-				"s": sv("hi"), "i": iv(5), "i64": fv(7), "f": iv(3), "b": bv(true),
-				"d": iv(int64(2 * time.Minute)), "e": sv("y"), "p": sv("fifo"),
+			values: protocol.Values{
+				"s": "hi", "i": int64(5), "i64": float64(7), "f": int64(3), "b": true,
+				"d": int64(2 * time.Minute), "e": "y", "p": "fifo",
 			},
 			want: decodeOpts{S: "hi", I: 5, I64: 7, F: 3, B: true, D: 2 * time.Minute, E: "y", P: "fifo"},
 		},
-		{name: "int from integral float", values: map[string]*pluginv1.OptionValue{"i": fv(42)},
+		{name: "int from integral float", values: protocol.Values{"i": float64(42)},
 			want: decodeOpts{S: "s", I: 42, I64: 2, F: 1, D: time.Second, E: "x", P: "lru"}},
-		{name: "duration from integral float", values: map[string]*pluginv1.OptionValue{"d": fv(5e8)},
+		{name: "duration from integral float", values: protocol.Values{"d": float64(5e8)},
 			want: decodeOpts{S: "s", I: 1, I64: 2, F: 1, D: 500 * time.Millisecond, E: "x", P: "lru"}},
-		{name: "non-integral float for int", values: map[string]*pluginv1.OptionValue{"i": fv(1.5)},
+		{name: "non-integral float for int", values: protocol.Values{"i": float64(1.5)},
 			wantErr: "i: expected an integer, got 1.5"},
-		{name: "float beyond int64", values: map[string]*pluginv1.OptionValue{"i64": fv(1e19)},
+		{name: "float beyond int64", values: protocol.Values{"i64": float64(1e19)},
 			wantErr: "i64: expected an integer, got 1e+19"},
-		{name: "NaN for int", values: map[string]*pluginv1.OptionValue{"i": fv(math.NaN())},
+		{name: "NaN for int", values: protocol.Values{"i": math.NaN()},
 			wantErr: "i: expected an integer, got NaN"},
-		{name: "non-integral float for duration", values: map[string]*pluginv1.OptionValue{"d": fv(0.5)},
+		{name: "non-integral float for duration", values: protocol.Values{"d": float64(0.5)},
 			wantErr: "d: expected a duration, got 0.5"},
-		{name: "string for duration", values: map[string]*pluginv1.OptionValue{"d": sv("1s")},
+		{name: "string for duration", values: protocol.Values{"d": "1s"},
 			wantErr: `d: expected a duration, got "1s"`},
-		{name: "int for string", values: map[string]*pluginv1.OptionValue{"s": iv(3)},
+		{name: "int for string", values: protocol.Values{"s": int64(3)},
 			wantErr: "s: expected a string, got 3"},
-		{name: "string for bool", values: map[string]*pluginv1.OptionValue{"b": sv("yes")},
+		{name: "string for bool", values: protocol.Values{"b": "yes"},
 			wantErr: `b: expected a boolean, got "yes"`},
-		{name: "bool for float", values: map[string]*pluginv1.OptionValue{"f": bv(true)},
+		{name: "bool for float", values: protocol.Values{"f": true},
 			wantErr: "f: expected a number, got true"},
-		{name: "nil value", values: map[string]*pluginv1.OptionValue{"i": nil},
+		{name: "nil value", values: protocol.Values{"i": nil},
 			wantErr: "i: expected an integer, got nothing"},
-		{name: "unknown option", values: map[string]*pluginv1.OptionValue{"nope": iv(1)},
+		{name: "unknown option", values: protocol.Values{"nope": int64(1)},
 			wantErr: "nope: unknown option"},
 		{name: "all problems, sorted by name",
-			values:  map[string]*pluginv1.OptionValue{"zz": iv(1), "s": iv(1), "aa": iv(1)},
+			values:  protocol.Values{"zz": int64(1), "s": int64(1), "aa": int64(1)},
 			wantErr: "aa: unknown option\ns: expected a string, got 1\nzz: unknown option"},
-		{name: "below min", values: map[string]*pluginv1.OptionValue{"i": iv(0)},
+		{name: "below min", values: protocol.Values{"i": int64(0)},
 			wantErr: "i: must be >= 1, got 0"},
-		{name: "above max", values: map[string]*pluginv1.OptionValue{"i": iv(101)},
+		{name: "above max", values: protocol.Values{"i": int64(101)},
 			wantErr: "i: must be <= 100, got 101"},
-		{name: "float below min", values: map[string]*pluginv1.OptionValue{"f": fv(0.25)},
+		{name: "float below min", values: protocol.Values{"f": float64(0.25)},
 			wantErr: "f: must be >= 0.5, got 0.25"},
-		{name: "several bounds", values: map[string]*pluginv1.OptionValue{"i": iv(0), "f": fv(0)},
+		{name: "several bounds", values: protocol.Values{"i": int64(0), "f": float64(0)},
 			wantErr: "i: must be >= 1, got 0\nf: must be >= 0.5, got 0"},
-		{name: "enum", values: map[string]*pluginv1.OptionValue{"e": sv("z")},
+		{name: "enum", values: protocol.Values{"e": "z"},
 			wantErr: `e: must be one of x, y, got "z"`},
 	}
 	for _, tc := range tests {
@@ -226,7 +215,7 @@ func TestDecode(t *testing.T) {
 func TestDecodeLeavesDefaultsAlone(t *testing.T) {
 	t.Parallel()
 	defaults := decodeOpts{S: "s", I: 1, F: 1, E: "x"}
-	if _, err := option.Decode(defaults, map[string]*pluginv1.OptionValue{"s": sv("changed")}); err != nil {
+	if _, err := option.Decode(defaults, protocol.Values{"s": "changed"}); err != nil {
 		t.Fatal(err)
 	}
 	if defaults.S != "s" {
@@ -272,6 +261,35 @@ func (o valValidated) Validate() error {
 	return errors.Join(errs...)
 }
 
+// checked has both schema bounds and a Validate that reports, or panics
+// on, some values.
+type checked struct {
+	N int    `opt:"n" min:"1"`
+	M int    `opt:"m" max:"10"`
+	S string `opt:"s"`
+}
+
+func (o checked) Validate() error {
+	if o.S == "panic" {
+		panic("s is panic")
+	}
+	var errs []error
+	if o.N < 1 {
+		errs = append(errs, option.Errorf("n", "n must be positive, got %d", o.N))
+	}
+	if o.S == "bad" {
+		errs = append(errs, option.Errorf("s", "s cannot be bad"))
+	}
+	return errors.Join(errs...)
+}
+
+func decodeChecked(values protocol.Values) func() error {
+	return func() error {
+		_, err := option.Decode(checked{N: 1}, values)
+		return err
+	}
+}
+
 func TestDecodeValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -282,7 +300,7 @@ func TestDecodeValidate(t *testing.T) {
 		{
 			name: "pointer receiver wins over min",
 			run: func() error {
-				_, err := option.Decode(ptrValidated{N: 1}, map[string]*pluginv1.OptionValue{"n": iv(0)})
+				_, err := option.Decode(ptrValidated{N: 1}, protocol.Values{"n": int64(0)})
 				return err
 			},
 			want: []*option.FieldError{{Option: "n", Message: "n must be positive, got 0"}},
@@ -298,7 +316,7 @@ func TestDecodeValidate(t *testing.T) {
 		{
 			name: "value receiver, several options",
 			run: func() error {
-				_, err := option.Decode(valValidated{E: "x"}, map[string]*pluginv1.OptionValue{"a": iv(-1), "b": iv(-2)})
+				_, err := option.Decode(valValidated{E: "x"}, protocol.Values{"a": int64(-1), "b": int64(-2)})
 				return err
 			},
 			want: []*option.FieldError{
@@ -309,7 +327,7 @@ func TestDecodeValidate(t *testing.T) {
 		{
 			name: "validate wins over enum",
 			run: func() error {
-				_, err := option.Decode(valValidated{E: "x"}, map[string]*pluginv1.OptionValue{"e": sv("bad")})
+				_, err := option.Decode(valValidated{E: "x"}, protocol.Values{"e": "bad"})
 				return err
 			},
 			want: []*option.FieldError{{Option: "e", Message: `e cannot be "bad", pick x or y`}},
@@ -317,7 +335,7 @@ func TestDecodeValidate(t *testing.T) {
 		{
 			name: "bounds still checked when validate passes",
 			run: func() error {
-				_, err := option.Decode(valValidated{E: "x"}, map[string]*pluginv1.OptionValue{"e": sv("z")})
+				_, err := option.Decode(valValidated{E: "x"}, protocol.Values{"e": "z"})
 				return err
 			},
 			want: []*option.FieldError{{Option: "e", Message: `must be one of x, y, got "z"`}},
@@ -325,8 +343,65 @@ func TestDecodeValidate(t *testing.T) {
 		{
 			name: "valid",
 			run: func() error {
-				_, err := option.Decode(ptrValidated{N: 1}, map[string]*pluginv1.OptionValue{"n": iv(2)})
+				_, err := option.Decode(ptrValidated{N: 1}, protocol.Values{"n": int64(2)})
 				return err
+			},
+		},
+		// The schema is checked first, then Validate, and every problem is
+		// reported together.
+		{
+			name: "a bound and an unrelated Validate error are both reported",
+			run:  decodeChecked(protocol.Values{"m": int64(11), "s": "bad"}),
+			want: []*option.FieldError{
+				{Option: "m", Message: "must be <= 10, got 11"},
+				{Option: "s", Message: "s cannot be bad"},
+			},
+		},
+		{
+			name: "an option reported by a bound and by Validate is reported once, in Validate's words",
+			run:  decodeChecked(protocol.Values{"n": int64(0), "m": int64(11)}),
+			want: []*option.FieldError{
+				{Option: "m", Message: "must be <= 10, got 11"},
+				{Option: "n", Message: "n must be positive, got 0"},
+			},
+		},
+		{
+			name: "a mistyped value and a Validate error on another option are both reported",
+			run:  decodeChecked(protocol.Values{"m": "ten", "s": "bad"}),
+			want: []*option.FieldError{
+				{Option: "m", Message: `expected an integer, got "ten"`},
+				{Option: "s", Message: "s cannot be bad"},
+			},
+		},
+		{
+			name: "an unknown option and a Validate error are both reported",
+			run:  decodeChecked(protocol.Values{"nope": int64(1), "s": "bad"}),
+			want: []*option.FieldError{
+				{Option: "nope", Message: "unknown option"},
+				{Option: "s", Message: "s cannot be bad"},
+			},
+		},
+		{
+			// Validate saw the default (0) for the mistyped n, so what it
+			// says about n is not about the value the user gave.
+			name: "a Validate error about a mistyped option is dropped",
+			run: func() error {
+				_, err := option.Decode(checked{N: 0}, protocol.Values{"n": "one"})
+				return err
+			},
+			want: []*option.FieldError{{Option: "n", Message: `expected an integer, got "one"`}},
+		},
+		{
+			name: "a Validate that panics is an error",
+			run:  decodeChecked(protocol.Values{"s": "panic"}),
+			want: []*option.FieldError{{Message: "the options' Validate method panicked: s is panic"}},
+		},
+		{
+			name: "a Validate that panics, and a bound",
+			run:  decodeChecked(protocol.Values{"s": "panic", "m": int64(11)}),
+			want: []*option.FieldError{
+				{Option: "m", Message: "must be <= 10, got 11"},
+				{Message: "the options' Validate method panicked: s is panic"},
 			},
 		},
 	}
@@ -376,12 +451,12 @@ func TestFieldErrorMessage(t *testing.T) {
 	}
 }
 
-func TestValueInterfaceRoundTrip(t *testing.T) {
+func TestValue(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
 		in   any
-		want any // what Interface gives back
+		want any // the value as it travels
 	}{
 		{"string", "hello", "hello"},
 		{"empty string", "", ""},
@@ -398,28 +473,39 @@ func TestValueInterfaceRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			v := option.Value(tc.in)
-			if (v == nil) != (tc.want == nil) {
-				t.Fatalf("Value(%#v) = %v, want nil: %v", tc.in, v, tc.want == nil)
-			}
-			if d := cmp.Diff(tc.want, option.Interface(v)); d != "" {
-				t.Errorf("Interface(Value(%#v)) (-want +got):\n%s", tc.in, d)
+			if d := cmp.Diff(tc.want, option.Value(tc.in)); d != "" {
+				t.Errorf("Value(%#v) (-want +got):\n%s", tc.in, d)
 			}
 		})
 	}
 }
 
-// A value decoded from Interface's output gives the original back.
-func TestInterfaceDecodes(t *testing.T) {
+func TestValues(t *testing.T) {
+	t.Parallel()
+	got, err := option.Values(map[string]any{"n": 3, "d": time.Second, "p": policy("fifo"), "r": 0.5, "on": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := protocol.Values{"n": int64(3), "d": int64(time.Second), "p": "fifo", "r": 0.5, "on": true}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Values (-want +got):\n%s", d)
+	}
+	if _, err := option.Values(map[string]any{"x": []int{1}}); err == nil || err.Error() != "option x: unsupported Go type []int" {
+		t.Errorf("Values with a slice: error %v, want %q", err, "option x: unsupported Go type []int")
+	}
+}
+
+// The schema's defaults, sent back as values, decode to the original.
+func TestSpecDefaultsDecode(t *testing.T) {
 	t.Parallel()
 	want := decodeOpts{S: "x", I: 9, I64: -3, F: 2.5, B: true, D: time.Minute, E: "y", P: "fifo"}
 	specs, err := option.Specs(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	values := map[string]*pluginv1.OptionValue{}
+	values := protocol.Values{}
 	for _, sp := range specs {
-		values[sp.GetName()] = option.Value(option.Interface(sp.GetDefault()))
+		values[sp.Name] = sp.Default
 	}
 	got, err := option.Decode(decodeDefaults, values)
 	if err != nil {
@@ -427,5 +513,17 @@ func TestInterfaceDecodes(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	err := errors.Join(option.Errorf("a", "bad"), errors.New("boom"))
+	want := []protocol.FieldError{{Option: "a", Message: "bad"}, {Message: "boom"}}
+	if d := cmp.Diff(want, option.Errors(err)); d != "" {
+		t.Errorf("Errors (-want +got):\n%s", d)
+	}
+	if got := option.Errors(nil); got != nil {
+		t.Errorf("Errors(nil) = %v, want nil", got)
 	}
 }

@@ -16,13 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/lmbench/lmbench/sdk/exporter"
 	"github.com/lmbench/lmbench/sdk/option"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 
@@ -39,7 +36,10 @@ import (
 //     the run, every tag key is declared in TagKeys, a non-zero
 //     PlannedRequests matches what MEASURE sent, and MEASURE sends something;
 //   - a second run with the same seed gives an identical transcript;
-//   - a run through gRPC gives the same transcript.
+//   - a run through gRPC gives the same transcript;
+//   - a run against a host older than every capability (protocol minor 0)
+//     sends the same requests at the same times, unless the workload
+//     refuses that host outright (one that needs tool calls, say).
 func CheckWorkload[O any](t *testing.T, def workload.Definition[O], o Options) {
 	t.Helper()
 	for _, err := range workloadProblems(t, def, o) {
@@ -68,9 +68,15 @@ func workloadProblems[O any](t testing.TB, def workload.Definition[O], o Options
 		probs = append(probs, fmt.Errorf("two runs with the same seed differ (-first +second):\n%s", d))
 	}
 
-	c, closeFn := dialGRPC(t, def, o)
-	defer closeFn()
-	viaGRPC, err := drive(context.Background(), c, o)
+	older := o
+	older.HostCapabilities = []string{}
+	if old, err := RunE(def, older); err == nil {
+		if d := cmp.Diff(first.Requests, old.Requests, cmpopts.EquateEmpty()); d != "" {
+			probs = append(probs, fmt.Errorf("with a host of protocol minor 0 (no capabilities) the requests differ (-newest host +older host):\n%s", d))
+		}
+	}
+
+	viaGRPC, err := drive(context.Background(), def.Name, dialGRPC(t, def, o), o)
 	if err != nil {
 		probs = append(probs, fmt.Errorf("run through gRPC: %w", err))
 	} else if d := cmp.Diff(first, viaGRPC, cmpopts.EquateEmpty()); d != "" {
@@ -125,7 +131,7 @@ func schemaProblems(name, prefix, summary string, defaults any) []error {
 		return append(probs, fmt.Errorf("options: %w", err))
 	}
 	for _, sp := range specs {
-		probs = append(probs, specProblems(sp)...)
+		probs = append(probs, specProblems(&sp)...)
 	}
 	// Tags Specs ignores on the wrong type are mistakes too.
 	st := reflect.TypeOf(defaults)
@@ -144,38 +150,38 @@ func schemaProblems(name, prefix, summary string, defaults any) []error {
 	return probs
 }
 
-func specProblems(sp *pluginv1.OptionSpec) []error {
+func specProblems(sp *protocol.OptionSpec) []error {
 	var probs []error
-	name := sp.GetName()
-	if sp.GetHelp() == "" {
+	name := sp.Name
+	if sp.Help == "" {
 		probs = append(probs, fmt.Errorf("option %s has no help text (shown in --help and the form)", name))
 	}
 	var def float64
-	switch sp.GetType() {
-	case pluginv1.OptionType_OPTION_TYPE_INT, pluginv1.OptionType_OPTION_TYPE_DURATION:
-		def = float64(sp.GetDefault().GetIntValue())
-	case pluginv1.OptionType_OPTION_TYPE_FLOAT:
-		def = sp.GetDefault().GetFloatValue()
+	switch sp.Type {
+	case protocol.OptionInt, protocol.OptionDuration:
+		d, _ := sp.Default.(int64)
+		def = float64(d)
+	case protocol.OptionFloat:
+		def, _ = sp.Default.(float64)
 	default:
 		if sp.Min != nil || sp.Max != nil {
 			probs = append(probs, fmt.Errorf("option %s: min/max only apply to numbers and durations", name))
 		}
 	}
-	numeric := sp.GetType() == pluginv1.OptionType_OPTION_TYPE_INT || sp.GetType() == pluginv1.OptionType_OPTION_TYPE_FLOAT ||
-		sp.GetType() == pluginv1.OptionType_OPTION_TYPE_DURATION
+	numeric := sp.Type == protocol.OptionInt || sp.Type == protocol.OptionFloat || sp.Type == protocol.OptionDuration
 	if numeric {
-		if sp.Min != nil && def < sp.GetMin() {
-			probs = append(probs, fmt.Errorf("option %s: default %v is below min %v", name, def, sp.GetMin()))
+		if sp.Min != nil && def < *sp.Min {
+			probs = append(probs, fmt.Errorf("option %s: default %v is below min %v", name, def, *sp.Min))
 		}
-		if sp.Max != nil && def > sp.GetMax() {
-			probs = append(probs, fmt.Errorf("option %s: default %v is above max %v", name, def, sp.GetMax()))
+		if sp.Max != nil && def > *sp.Max {
+			probs = append(probs, fmt.Errorf("option %s: default %v is above max %v", name, def, *sp.Max))
 		}
-		if sp.Min != nil && sp.Max != nil && sp.GetMin() > sp.GetMax() {
-			probs = append(probs, fmt.Errorf("option %s: min %v is above max %v", name, sp.GetMin(), sp.GetMax()))
+		if sp.Min != nil && sp.Max != nil && *sp.Min > *sp.Max {
+			probs = append(probs, fmt.Errorf("option %s: min %v is above max %v", name, *sp.Min, *sp.Max))
 		}
 	}
 	seen := map[string]bool{}
-	for _, v := range sp.GetEnumValues() {
+	for _, v := range sp.Enum {
 		switch {
 		case v == "":
 			probs = append(probs, fmt.Errorf("option %s: empty enum value", name))
@@ -251,13 +257,13 @@ func exporterProblems[O any](t testing.TB, def exporter.Definition[O], opts map[
 	} else {
 		probs = append(probs, fileProblems("Finish without any Write", r.OutputDir, files, true)...)
 	}
-	_, err = srv.Write(ctx, &exporterv1.WriteRequest{Records: []*exporterv1.Record{exporter.ToProto(sampleRecords(r)[0])}})
-	if status.Code(err) != codes.FailedPrecondition {
-		probs = append(probs, fmt.Errorf("Write after Finish: got %v, want a FailedPrecondition error", err))
+	err = srv.Write(ctx, sampleRecords(r)[:1])
+	if !errors.Is(err, protocol.ErrOutOfOrder) {
+		probs = append(probs, fmt.Errorf("Write after Finish: got %v, want an error wrapping protocol.ErrOutOfOrder", err))
 	}
 
 	// Sample records, in-process and through gRPC.
-	run1 := func(name string, c exporterClient) {
+	run1 := func(name string, c protocol.ExporterService) {
 		r := fresh()
 		recs := sampleRecords(r)
 		files, err := driveExporter(ctx, c, opts, r, [][]exporter.Record{recs[:2], recs[2:]}, sampleSummary(r, recs))
@@ -268,9 +274,7 @@ func exporterProblems[O any](t testing.TB, def exporter.Definition[O], opts map[
 		probs = append(probs, fileProblems(name, r.OutputDir, files, false)...)
 	}
 	run1("Write and Finish", exporter.NewServer(def, zerolog.Nop()))
-	c, closeFn := dialExporterGRPC(t, def)
-	defer closeFn()
-	run1("Write and Finish through gRPC", c)
+	run1("Write and Finish through gRPC", dialExporterGRPC(t, def))
 	return probs
 }
 

@@ -233,20 +233,20 @@ func TestWorkloadProblems(t *testing.T) {
 			def: wlDef(func(emptyOptions, workload.Env) (workload.Workload, error) {
 				return stepper(func(workload.StepInput) (workload.StepOutput, error) { return workload.WaitForFinish(), nil }), nil
 			}),
-			want: []string{"run with default options (overridden by map[]): warmup: workload waits for a finish with nothing in flight (stalled)"},
+			want: []string{"run with default options (overridden by map[]): warmup phase: workload w: the workload waits for a request to finish, but none is in flight"},
 		},
 		{
 			name: "not deterministic",
 			def: wlDef(func(emptyOptions, workload.Env) (workload.Workload, error) {
 				return oneRequest(fmt.Sprint("run ", runs.Add(1))), nil
 			}),
-			want: []string{"two runs with the same seed differ", "the run through gRPC differs"},
+			want: []string{"two runs with the same seed differ", "with a host of protocol minor 0 (no capabilities) the requests differ", "the run through gRPC differs"},
 		},
 		{
 			// Invalid UTF-8 passes in-process but cannot be marshalled.
 			name: "breaks over gRPC",
 			def:  wlDef(func(emptyOptions, workload.Env) (workload.Workload, error) { return oneRequest("\xff"), nil }),
-			want: []string{"run through gRPC: measure: step: "},
+			want: []string{"run through gRPC: measure phase: step: grpc: error while marshaling: string field contains invalid UTF-8"},
 		},
 	}
 	for _, tc := range tests {
@@ -338,7 +338,7 @@ func TestExporterProblems(t *testing.T) {
 		{name: "bad option", def: expDef(nil), opts: map[string]any{"fil": "x"},
 			want: []string{"configure with default options (overridden by map[fil:x]): fil: unknown option"}},
 		{name: "finish needs a write", def: expDef(func(e *fileExporter) { e.needsWrite = true }),
-			want: []string{"Finish without any Write: finish: rpc error: code = Unknown desc = finish: nothing to finish"}},
+			want: []string{"Finish without any Write: finish: finish: nothing to finish"}},
 		{name: "reports a missing file", def: expDef(func(e *fileExporter) { e.ghost = true }),
 			want: []string{"Finish without any Write: reported file: stat ", "Write and Finish: reported file: stat ", "Write and Finish through gRPC: reported file: stat "}},
 		{name: "rows without writes", def: expDef(func(e *fileExporter) { e.rowsOnFinish = true }),

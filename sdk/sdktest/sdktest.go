@@ -24,9 +24,7 @@ package sdktest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"testing"
@@ -36,15 +34,18 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/runloop"
+	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 
 // Message is a chat message with its content resolved to text.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string              `json:"role"`
+	Content    string              `json:"content"`
+	ToolCalls  []protocol.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
 }
 
 // Sent is one request as the engine would receive it.
@@ -58,6 +59,7 @@ type Sent struct {
 	Completion bool              `json:"completion,omitempty"`
 	MaxTokens  int               `json:"max_tokens"`
 	Tags       map[string]string `json:"tags,omitempty"`
+	Tools      []protocol.Tool   `json:"tools,omitempty"`
 }
 
 // Reply is what the fake engine answers.
@@ -69,6 +71,9 @@ type Reply struct {
 	Latency      time.Duration
 	InputTokens  int
 	OutputTokens int
+	// ToolCalls are the calls the answer streamed (reported to a workload
+	// that wants response text).
+	ToolCalls []protocol.ToolCall
 }
 
 // Engine is a fake engine: it decides each request's outcome and timing.
@@ -102,6 +107,9 @@ type Options struct {
 	// MaxSteps guards against a workload that never finishes (default 1e6).
 	MaxSteps int
 	Logger   *zerolog.Logger
+	// HostCapabilities plays an older host: the capabilities it announces
+	// (nil: every one this SDK has; empty: none, as protocol minor 0).
+	HostCapabilities []string
 }
 
 // Transcript is what a run produced.
@@ -111,7 +119,7 @@ type Transcript struct {
 	Resolved map[string]any
 	Planned  int
 	Requests []Sent            // in send order, both phases
-	Results  []workload.Result // as delivered to OnFinished
+	Results  []workload.Result // as delivered to the workload, in order
 	Steps    int
 	// Elapsed is the virtual duration of each phase.
 	WarmupElapsed, MeasureElapsed time.Duration
@@ -164,32 +172,6 @@ func IDs(reqs []Sent) []string {
 	return out
 }
 
-// client is the protocol surface both the in-process server and a gRPC
-// client provide.
-type client interface {
-	Describe(context.Context, *workloadv1.DescribeRequest) (*workloadv1.DescribeResponse, error)
-	Configure(context.Context, *workloadv1.ConfigureRequest) (*workloadv1.ConfigureResponse, error)
-	Step(context.Context, *workloadv1.StepRequest) (*workloadv1.StepResponse, error)
-	OnFinished(context.Context, *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error)
-}
-
-type grpcClient struct {
-	c workloadv1.WorkloadServiceClient
-}
-
-func (g grpcClient) Describe(ctx context.Context, r *workloadv1.DescribeRequest) (*workloadv1.DescribeResponse, error) {
-	return g.c.Describe(ctx, r)
-}
-func (g grpcClient) Configure(ctx context.Context, r *workloadv1.ConfigureRequest) (*workloadv1.ConfigureResponse, error) {
-	return g.c.Configure(ctx, r)
-}
-func (g grpcClient) Step(ctx context.Context, r *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
-	return g.c.Step(ctx, r)
-}
-func (g grpcClient) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
-	return g.c.OnFinished(ctx, r)
-}
-
 func logger(o Options) zerolog.Logger {
 	if o.Logger != nil {
 		return *o.Logger
@@ -209,44 +191,43 @@ func Run[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript
 }
 
 // RunE is Run returning the error (a *ConfigError for rejected options).
+// It drives the workload with the host's own interpreter (package
+// runloop), so a request the host would reject fails here with the same
+// error.
 func RunE[O any](def workload.Definition[O], o Options) (*Transcript, error) {
-	return drive(context.Background(), workload.NewServer(def, logger(o)), o)
+	return drive(context.Background(), def.Name, workload.NewServer(def, logger(o)), o)
 }
 
 // RunGRPC is Run through real gRPC (in-process, over a Unix socket, with
 // the production message limits): the transcript must equal Run's.
 func RunGRPC[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript {
 	t.Helper()
-	c, closeFn := dialGRPC(t, def, o)
-	defer closeFn()
-	tr, err := drive(context.Background(), c, o)
+	tr, err := drive(context.Background(), def.Name, dialGRPC(t, def, o), o)
 	if err != nil {
 		t.Fatalf("sdktest.RunGRPC(%s): %v", def.Name, err)
 	}
 	return tr
 }
 
-func dialGRPC[O any](t testing.TB, def workload.Definition[O], o Options) (client, func()) {
+func dialGRPC[O any](t testing.TB, def workload.Definition[O], o Options) protocol.WorkloadService {
 	t.Helper()
 	srv := workload.NewServer(def, logger(o))
-	conn := grpcConn(t, func(s *grpc.Server) { workloadv1.RegisterWorkloadServiceServer(s, srv) })
-	return grpcClient{workloadv1.NewWorkloadServiceClient(conn)}, func() {}
+	return wire.WorkloadClient(grpcConn(t, func(s *grpc.Server) { wire.RegisterWorkload(s, srv) }))
 }
 
 // ConfigError carries the field errors Configure returned.
-type ConfigError struct{ Errors []*pluginv1.FieldError }
+type ConfigError struct{ Errors []protocol.FieldError }
 
 func (e *ConfigError) Error() string {
 	var parts []string
 	for _, fe := range e.Errors {
-		if fe.Option == "" {
-			parts = append(parts, fe.Message)
-		} else {
-			parts = append(parts, fe.Option+": "+fe.Message)
-		}
+		parts = append(parts, fe.Error())
 	}
 	return strings.Join(parts, "; ")
 }
+
+// Fields returns the errors, for comparing with cmp.Diff.
+func (e *ConfigError) Fields() []option.FieldError { return e.Errors }
 
 func withDefaults(c workload.Common) workload.Common {
 	if c.Seed == 0 {
@@ -264,240 +245,158 @@ func withDefaults(c workload.Common) workload.Common {
 	return c
 }
 
-func drive(ctx context.Context, c client, o Options) (*Transcript, error) {
+func drive(ctx context.Context, name string, c protocol.WorkloadService, o Options) (*Transcript, error) {
 	if o.Engine == nil {
 		o.Engine = DefaultEngine
 	}
 	if o.MaxSteps == 0 {
 		o.MaxSteps = 1_000_000
 	}
-	if _, err := c.Describe(ctx, &workloadv1.DescribeRequest{}); err != nil {
+	host := sdktestHost
+	if o.HostCapabilities != nil {
+		host.Capabilities = o.HostCapabilities
+		if len(o.HostCapabilities) == 0 {
+			host.ProtocolMinor = 0
+		}
+	}
+	desc, err := c.Describe(ctx, host)
+	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}
-	opts, err := optionValues(o.Options)
+	opts, err := option.Values(o.Options)
 	if err != nil {
 		return nil, err
 	}
-	cm := withDefaults(o.Common)
-	cr, err := c.Configure(ctx, &workloadv1.ConfigureRequest{Options: opts, Common: &workloadv1.Common{
-		Seed: cm.Seed, Model: cm.Model, KvCacheVolumeGb: cm.KVCacheVolumeGB,
-		TokensPerGb: cm.TokensPerGB, CompletionsMode: cm.CompletionsMode,
-	}})
+	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: withDefaults(o.Common)})
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w", err)
 	}
-	if len(cr.GetErrors()) > 0 {
-		return nil, &ConfigError{Errors: cr.GetErrors()}
+	if len(cr.Errors) > 0 {
+		return nil, &ConfigError{Errors: cr.Errors}
 	}
-	tr := &Transcript{Title: cr.GetTitle(), Resolved: map[string]any{}, Planned: int(cr.GetPlannedRequests())}
-	for _, f := range cr.GetBanner() {
-		tr.Banner = append(tr.Banner, workload.Field{Label: f.GetLabel(), Value: f.GetValue()})
+	tr := &Transcript{Title: cr.Title, Banner: cr.Banner, Resolved: map[string]any{}, Planned: int(cr.PlannedRequests)}
+	for k, v := range cr.Resolved {
+		tr.Resolved[k] = v
 	}
-	for k, v := range cr.GetResolved() {
-		tr.Resolved[k] = option.Interface(v)
-	}
-	v := &vloop{c: c, o: o, tr: tr, content: map[string]string{}}
-	for _, ph := range []workloadv1.Phase{workloadv1.Phase_PHASE_WARMUP, workloadv1.Phase_PHASE_MEASURE} {
-		el, err := v.phase(ctx, ph)
-		if err != nil {
-			return tr, err
-		}
-		if ph == workloadv1.Phase_PHASE_WARMUP {
-			tr.WarmupElapsed = el
-		} else {
-			tr.MeasureElapsed = el
-		}
+	v := &virtual{engine: o.Engine, tr: tr, base: time.Unix(0, 0)}
+	res, err := runloop.Run(ctx, runloop.Config[Reply]{
+		Workload:     recorder{WorkloadService: c, tr: tr},
+		Transport:    v,
+		Observer:     v,
+		Plugin:       name,
+		WantsText:    desc.WantsResponseText,
+		Capabilities: protocol.Negotiate(host.Capabilities, desc.Info.Capabilities),
+		MaxSteps:     o.MaxSteps,
+	})
+	tr.Steps = res.WarmupSteps + res.MeasureSteps
+	tr.WarmupElapsed, tr.MeasureElapsed = res.WarmupElapsed, res.MeasureElapsed
+	if err != nil {
+		return tr, err
 	}
 	return tr, nil
 }
 
-type pending struct {
+// recorder keeps, in the transcript, every result the workload is told
+// of, by whichever call carries it.
+type recorder struct {
+	protocol.WorkloadService
+	tr *Transcript
+}
+
+func (r recorder) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
+	r.tr.Results = append(r.tr.Results, req.Finished...)
+	return r.WorkloadService.Step(ctx, req)
+}
+
+func (r recorder) OnFinished(ctx context.Context, results []protocol.Result) error {
+	r.tr.Results = append(r.tr.Results, results...)
+	return r.WorkloadService.OnFinished(ctx, results)
+}
+
+// virtual is the transport and observer of a run on virtual time: a
+// request finishes when the fake engine says, and Wait jumps to the next
+// event.
+type virtual struct {
+	engine  Engine
+	tr      *Transcript
+	base    time.Time
+	now     time.Duration // since base
+	start   time.Time     // of the current phase
+	seq     int
+	pending []vpending
+}
+
+type vpending struct {
 	at  time.Duration
 	seq int
-	res *workloadv1.Result
+	f   runloop.Finished[Reply]
 }
 
-type vloop struct {
-	c       client
-	o       Options
-	tr      *Transcript
-	content map[string]string
+func (v *virtual) Now() time.Time { return v.base.Add(v.now) }
+
+func (v *virtual) PhaseStarted(_ protocol.Phase, start time.Time) { v.start = start }
+func (v *virtual) Sent(*runloop.Outgoing)                         {}
+func (v *virtual) Finished(*runloop.Finished[Reply]) error        { return nil }
+func (v *virtual) PhaseEnded(protocol.Phase, time.Time)           {}
+
+func (v *virtual) Send(req *runloop.Outgoing) {
+	now := v.Now()
+	s := Sent{Phase: req.Phase.String(), ID: req.ID, Offset: now.Sub(v.start), Scheduled: req.Due.Sub(v.start),
+		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, Tags: req.Tags, Tools: req.Tools}
+	for _, m := range req.Messages {
+		s.Messages = append(s.Messages, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+	}
+	v.tr.Requests = append(v.tr.Requests, s)
+	rep := v.engine(s)
+	out := runloop.Outcome{Success: rep.Success, Error: rep.Error, TTFT: -1, Latency: rep.Latency.Seconds(),
+		InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens, Finish: now.Add(rep.Latency)}
+	if rep.Success {
+		out.TTFT, out.Text, out.ToolCalls = rep.TTFT.Seconds(), rep.Text, rep.ToolCalls
+	}
+	v.seq++
+	v.pending = append(v.pending, vpending{at: v.now + rep.Latency, seq: v.seq,
+		f: runloop.Finished[Reply]{Req: req, Outcome: out, Measured: rep}})
 }
 
-const never = time.Duration(math.MaxInt64)
-
-// phase runs one phase on virtual time and returns its duration.
-func (v *vloop) phase(ctx context.Context, ph workloadv1.Phase) (time.Duration, error) {
-	name := map[workloadv1.Phase]string{workloadv1.Phase_PHASE_WARMUP: "warmup", workloadv1.Phase_PHASE_MEASURE: "measure"}[ph]
-	var (
-		now      time.Duration
-		inflight []pending
-		seq      int
-		nextStep time.Duration // 0: step at once
-		onFinish bool
-		done     bool
-		ids      = map[string]bool{}
-	)
-	for steps := 0; ; {
-		// Deliver everything finished by now, in finish order.
-		sort.SliceStable(inflight, func(i, j int) bool {
-			if inflight[i].at != inflight[j].at {
-				return inflight[i].at < inflight[j].at
-			}
-			return inflight[i].seq < inflight[j].seq
-		})
-		n := 0
-		for n < len(inflight) && inflight[n].at <= now {
-			n++
+func (v *virtual) Poll() []runloop.Finished[Reply] {
+	sort.SliceStable(v.pending, func(i, j int) bool {
+		if v.pending[i].at != v.pending[j].at {
+			return v.pending[i].at < v.pending[j].at
 		}
-		if n > 0 {
-			batch := make([]*workloadv1.Result, n)
-			for i := range n {
-				batch[i] = inflight[i].res
-				v.tr.Results = append(v.tr.Results, resultOf(inflight[i].res))
-			}
-			inflight = inflight[n:]
-			if _, err := v.c.OnFinished(ctx, &workloadv1.OnFinishedRequest{Results: batch}); err != nil {
-				return now, fmt.Errorf("%s: on finished: %w", name, err)
-			}
-			if onFinish {
-				nextStep, onFinish = now, false
-			}
-		}
-		if !done && nextStep <= now {
-			steps++
-			v.tr.Steps++
-			if steps > v.o.MaxSteps {
-				return now, fmt.Errorf("%s: more than %d steps without finishing the phase", name, v.o.MaxSteps)
-			}
-			resp, err := v.c.Step(ctx, &workloadv1.StepRequest{Phase: ph, OffsetNs: int64(now), InFlight: uint32(len(inflight))})
-			if err != nil {
-				return now, fmt.Errorf("%s: step: %w", name, err)
-			}
-			for _, ct := range resp.GetContents() {
-				v.content[ct.GetId()] = ct.GetText()
-			}
-			for _, r := range resp.GetRequests() {
-				if ids[r.GetId()] {
-					return now, fmt.Errorf("%s: duplicate request id %q", name, r.GetId())
-				}
-				ids[r.GetId()] = true
-				s, err := v.resolve(name, now, nextStep, r)
-				if err != nil {
-					return now, err
-				}
-				v.tr.Requests = append(v.tr.Requests, s)
-				rep := v.o.Engine(s)
-				res := &workloadv1.Result{
-					Id: s.ID, Phase: ph, Success: rep.Success, Error: rep.Error, Text: rep.Text,
-					TtftS: -1, LatencyS: rep.Latency.Seconds(),
-					InputTokens: int64(rep.InputTokens), OutputTokens: int64(rep.OutputTokens),
-					FinishOffsetNs: int64(now + rep.Latency),
-				}
-				if rep.Success {
-					res.TtftS = rep.TTFT.Seconds()
-				} else {
-					res.Text = ""
-				}
-				seq++
-				inflight = append(inflight, pending{at: now + rep.Latency, seq: seq, res: res})
-			}
-			switch nx := resp.GetNext().(type) {
-			case *workloadv1.StepResponse_WakeAtNs:
-				nextStep, onFinish = max(time.Duration(nx.WakeAtNs), now), false
-				if nextStep == now && len(resp.GetRequests()) == 0 && n == 0 {
-					// "call me again now" with nothing sent: let virtual time advance a tick
-					// so a polling workload cannot spin forever.
-					nextStep = now + time.Millisecond
-				}
-			case *workloadv1.StepResponse_WakeAtOrOnFinishNs:
-				nextStep, onFinish = max(time.Duration(nx.WakeAtOrOnFinishNs), now), true
-			case *workloadv1.StepResponse_WaitForFinish:
-				nextStep, onFinish = never, true
-			case *workloadv1.StepResponse_Done:
-				done = true
-			default:
-				return now, fmt.Errorf("%s: step returned no next action", name)
-			}
-			continue
-		}
-		if done && len(inflight) == 0 {
-			return now, nil
-		}
-		// Advance virtual time to the next event.
-		next := never
-		if !done {
-			next = nextStep
-		}
-		if len(inflight) > 0 {
-			next = min(next, inflight[0].at)
-			for _, p := range inflight {
-				next = min(next, p.at)
-			}
-		}
-		if next == never {
-			return now, errors.New(name + ": workload waits for a finish with nothing in flight (stalled)")
-		}
-		now = max(next, now)
+		return v.pending[i].seq < v.pending[j].seq
+	})
+	n := 0
+	for n < len(v.pending) && v.pending[n].at <= v.now {
+		n++
 	}
-}
-
-func (v *vloop) resolve(phase string, now, due time.Duration, r *workloadv1.Request) (Sent, error) {
-	s := Sent{Phase: phase, ID: r.GetId(), Offset: now, Scheduled: min(due, now), MaxTokens: int(r.GetMaxTokens()), Tags: r.GetTags()}
-	if r.ScheduledNs != nil {
-		s.Scheduled = time.Duration(r.GetScheduledNs())
+	if n == 0 {
+		return nil
 	}
-	text := func(segs []*workloadv1.Segment) (string, error) {
-		var b strings.Builder
-		for _, sg := range segs {
-			switch k := sg.GetKind().(type) {
-			case *workloadv1.Segment_Text:
-				b.WriteString(k.Text)
-			case *workloadv1.Segment_ContentId:
-				c, ok := v.content[k.ContentId]
-				if !ok {
-					return "", fmt.Errorf("request %s references unregistered content %q", r.GetId(), k.ContentId)
-				}
-				b.WriteString(c)
-			}
-		}
-		return b.String(), nil
+	out := make([]runloop.Finished[Reply], n)
+	for i := range n {
+		out[i] = v.pending[i].f
 	}
-	switch body := r.GetBody().(type) {
-	case *workloadv1.Request_Chat:
-		for _, m := range body.Chat.GetMessages() {
-			t, err := text(m.GetContent())
-			if err != nil {
-				return s, err
-			}
-			s.Messages = append(s.Messages, Message{Role: m.GetRole(), Content: t})
-		}
-	case *workloadv1.Request_Completion:
-		t, err := text(body.Completion.GetPrompt())
-		if err != nil {
-			return s, err
-		}
-		s.Prompt, s.Completion = t, true
-	default:
-		return s, fmt.Errorf("request %s has no body", r.GetId())
-	}
-	return s, nil
-}
-
-func resultOf(r *workloadv1.Result) workload.Result {
-	return workload.Result{
-		ID: r.GetId(), Phase: workload.Phase(r.GetPhase()), Success: r.GetSuccess(), Error: r.GetError(),
-		Text: r.GetText(), TTFT: r.GetTtftS(), Latency: r.GetLatencyS(),
-		InputTokens: int(r.GetInputTokens()), OutputTokens: int(r.GetOutputTokens()),
-		Finish: time.Duration(r.GetFinishOffsetNs()),
-	}
-}
-
-// Fields returns the errors as plain values, for comparing with cmp.Diff.
-func (e *ConfigError) Fields() []option.FieldError {
-	out := make([]option.FieldError, len(e.Errors))
-	for i, fe := range e.Errors {
-		out[i] = option.FieldError{Option: fe.GetOption(), Message: fe.GetMessage()}
-	}
+	v.pending = v.pending[n:]
 	return out
 }
+
+func (v *virtual) Wait(_ context.Context, until time.Time) []runloop.Finished[Reply] {
+	next, ok := time.Duration(0), false
+	for _, p := range v.pending {
+		if !ok || p.at < next {
+			next, ok = p.at, true
+		}
+	}
+	if !until.IsZero() {
+		if u := until.Sub(v.base); !ok || u < next {
+			next, ok = u, true
+		}
+	}
+	if ok {
+		v.now = max(v.now, next)
+	}
+	return v.Poll()
+}
+
+// Abandon has nothing to cancel: a virtual request always finishes.
+func (v *virtual) Abandon() {}

@@ -237,15 +237,20 @@ func TestDriverSemantics(t *testing.T) {
 			},
 		},
 	}
+	// Results travel in the next Step to the newest host's workloads and
+	// through OnFinished to an older host's: the workload hears the same.
+	hosts := map[string][]string{"newest host": nil, "host of protocol minor 0": {}}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var ev events
-			sdktest.Run(t, logged(&ev, tc.step), sdktest.Options{Engine: latencies(tc.engine)})
-			if d := cmp.Diff(tc.want, []string(ev)); d != "" {
-				t.Errorf("events (-want +got):\n%s", d)
-			}
-		})
+		for host, caps := range hosts {
+			t.Run(tc.name+", "+host, func(t *testing.T) {
+				t.Parallel()
+				var ev events
+				sdktest.Run(t, logged(&ev, tc.step), sdktest.Options{Engine: latencies(tc.engine), HostCapabilities: caps})
+				if d := cmp.Diff(tc.want, []string(ev)); d != "" {
+					t.Errorf("events (-want +got):\n%s", d)
+				}
+			})
+		}
 	}
 }
 
@@ -265,6 +270,7 @@ func TestPhaseElapsedAndResults(t *testing.T) {
 		}
 		return sdktest.Reply{Success: true, Text: "ok " + s.ID, TTFT: 5 * time.Millisecond, Latency: 30 * time.Millisecond, InputTokens: 3, OutputTokens: 2}
 	}
+	def.WantsResponseText = true
 	tr := sdktest.Run(t, def, sdktest.Options{Engine: engine})
 	if tr.WarmupElapsed != 30*time.Millisecond || tr.MeasureElapsed != 30*time.Millisecond {
 		t.Errorf("elapsed = %v, %v; want 30ms each", tr.WarmupElapsed, tr.MeasureElapsed)
@@ -276,6 +282,14 @@ func TestPhaseElapsedAndResults(t *testing.T) {
 	}
 	if d := cmp.Diff(want, tr.Results); d != "" {
 		t.Errorf("results (-want +got):\n%s", d)
+	}
+	// A workload that does not want response text does not get it.
+	def.WantsResponseText = false
+	for i := range want {
+		want[i].Text = ""
+	}
+	if d := cmp.Diff(want, sdktest.Run(t, def, sdktest.Options{Engine: engine}).Results); d != "" {
+		t.Errorf("results without response text (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff([]string{"w0"}, sdktest.IDs(tr.Warmup())); d != "" {
 		t.Errorf("Warmup (-want +got):\n%s", d)
@@ -296,7 +310,7 @@ func TestDriverErrors(t *testing.T) {
 		{
 			name: "duplicate id in one step",
 			def:  measure(func(workload.StepInput) workload.StepOutput { return workload.Send(req("q"), req("q")).Done() }),
-			want: `measure: duplicate request id "q"`,
+			want: `measure phase: workload inline returned an invalid request: request "q": id: is not unique: an earlier request of this run has it`,
 		},
 		{
 			name: "duplicate id across steps",
@@ -306,25 +320,47 @@ func TestDriverErrors(t *testing.T) {
 				}
 				return workload.Send(req("q")).Done()
 			}),
-			want: `measure: duplicate request id "q"`,
+			want: `measure phase: workload inline returned an invalid request: request "q": id: is not unique: an earlier request of this run has it`,
+		},
+		{
+			name: "duplicate id across phases",
+			def: inline(func(workload.Env) *script {
+				return &script{step: func(workload.StepInput) (workload.StepOutput, error) { return workload.Send(req("q")).Done(), nil }}
+			}),
+			want: `measure phase: workload inline returned an invalid request: request "q": id: is not unique: an earlier request of this run has it`,
+		},
+		{
+			name: "request without id",
+			def:  measure(func(workload.StepInput) workload.StepOutput { return workload.Send(req("")).Done() }),
+			want: "measure phase: workload inline returned an invalid request: a request without an id: id: is empty",
+		},
+		{
+			name: "chat without messages",
+			def:  measure(func(workload.StepInput) workload.StepOutput { return workload.Send(workload.Chat("q")).Done() }),
+			want: `measure phase: workload inline returned an invalid request: request "q": messages: a chat request needs at least one message`,
 		},
 		{
 			name: "waiting for a finish with nothing in flight",
 			def:  measure(func(workload.StepInput) workload.StepOutput { return workload.WaitForFinish() }),
-			want: "measure: workload waits for a finish with nothing in flight (stalled)",
+			want: "measure phase: workload inline: the workload waits for a request to finish, but none is in flight",
 		},
 		{
 			name: "unregistered content",
 			def: measure(func(workload.StepInput) workload.StepOutput {
 				return workload.Send(workload.Chat("q", workload.User(workload.Segment{Ref: "nope"}))).Done()
 			}),
-			want: `request q references unregistered content "nope"`,
+			want: `measure phase: workload inline returned an invalid request: request "q": messages[0].content[0]: references content "nope", which is not registered (or was released)`,
+		},
+		{
+			name: "released content",
+			def:  releasing(),
+			want: `measure phase: workload inline returned an invalid request: request "m": messages[0].content[0]: references content "doc", which is not registered (or was released)`,
 		},
 		{
 			name: "never finishing",
 			def:  measure(func(in workload.StepInput) workload.StepOutput { return workload.WakeAt(in.Offset + time.Second) }),
 			o:    sdktest.Options{MaxSteps: 10},
-			want: "measure: more than 10 steps without finishing the phase",
+			want: "measure phase: more than 10 steps without finishing the phase",
 		},
 		{
 			name: "step error",
@@ -333,7 +369,15 @@ func TestDriverErrors(t *testing.T) {
 					return workload.StepOutput{}, errors.New("boom")
 				}}
 			}),
-			want: "warmup: step: rpc error: code = Unknown desc = step: boom",
+			want: "warmup phase: step: step: boom",
+		},
+		{
+			name: "tools for a host without tool calls",
+			def: measure(func(workload.StepInput) workload.StepOutput {
+				return workload.Send(req("q").WithTools(workload.Tool{Name: "f"})).Done()
+			}),
+			o:    sdktest.Options{HostCapabilities: []string{}},
+			want: `measure phase: step: request "q" uses tool calls, which this lmbench (protocol minor 0) does not send: update lmbench`,
 		},
 		{
 			name: "unsupported option type",
@@ -346,8 +390,136 @@ func TestDriverErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := sdktest.RunE(tc.def, tc.o)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("RunE error = %v, want one containing %q", err, tc.want)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("RunE error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// releasing ships content with its warmup request, releases it in the
+// first measure Step and references it again in the second.
+func releasing() workload.Definition[noOptions] {
+	return inline(func(env workload.Env) *script {
+		doc := env.Content.Register("doc", "text")
+		return &script{step: func(in workload.StepInput) (workload.StepOutput, error) {
+			switch {
+			case in.Phase == workload.Warmup:
+				return workload.Send(workload.Chat("w", workload.User(doc))).Done(), nil
+			case in.Offset == 0:
+				env.Content.Release("doc")
+				return workload.WakeAt(time.Second), nil
+			}
+			return workload.Send(workload.Chat("m", workload.User(doc))).Done(), nil
+		}}
+	})
+}
+
+// An older host keeps released content (it cannot drop it), so a request
+// referencing it again still resolves there.
+func TestOlderHostKeepsReleasedContent(t *testing.T) {
+	t.Parallel()
+	tr, err := sdktest.RunE(releasing(), sdktest.Options{HostCapabilities: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sdktest.Sent{
+		{Phase: "warmup", ID: "w", MaxTokens: workload.DefaultMaxTokens, Messages: []sdktest.Message{{Role: "user", Content: "text"}}},
+		{Phase: "measure", ID: "m", Offset: time.Second, Scheduled: time.Second, MaxTokens: workload.DefaultMaxTokens,
+			Messages: []sdktest.Message{{Role: "user", Content: "text"}}},
+	}
+	if d := cmp.Diff(want, tr.Requests); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
+	}
+}
+
+// toolsDef sends a function-calling conversation and asks for the answer's text.
+func toolsDef(got *[]workload.Result) workload.Definition[noOptions] {
+	def := inline(func(workload.Env) *script {
+		return &script{
+			step: func(in workload.StepInput) (workload.StepOutput, error) {
+				if in.Phase == workload.Warmup {
+					return workload.Done(), nil
+				}
+				return workload.Send(workload.Chat("t0",
+					workload.User(workload.Text("Weather in Paris?")),
+					workload.AssistantCalls([]workload.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}),
+					workload.ToolReply("call_0", workload.Text(`{"temp_c":21}`)),
+				).WithTools(workload.Tool{Name: "get_weather", Description: "Weather.", Parameters: `{"type":"object"}`})).Done(), nil
+			},
+			finished: func(rs []workload.Result) { *got = append(*got, rs...) },
+		}
+	})
+	def.WantsResponseText = true
+	return def
+}
+
+func TestToolCalls(t *testing.T) {
+	t.Parallel()
+	streamed := []workload.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Lyon"}`}}
+	engine := func(s sdktest.Sent) sdktest.Reply {
+		return sdktest.Reply{Success: true, TTFT: time.Millisecond, Latency: 2 * time.Millisecond, ToolCalls: streamed}
+	}
+	var heard []workload.Result
+	tr := sdktest.Run(t, toolsDef(&heard), sdktest.Options{Engine: engine})
+	want := []sdktest.Sent{{
+		Phase: "measure", ID: "t0", MaxTokens: workload.DefaultMaxTokens,
+		Messages: []sdktest.Message{
+			{Role: "user", Content: "Weather in Paris?"},
+			{Role: "assistant", ToolCalls: []workload.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+			{Role: "tool", Content: `{"temp_c":21}`, ToolCallID: "call_0"},
+		},
+		Tools: []workload.Tool{{Name: "get_weather", Description: "Weather.", Parameters: `{"type":"object"}`}},
+	}}
+	if d := cmp.Diff(want, tr.Requests); d != "" {
+		t.Errorf("requests (-want +got):\n%s", d)
+	}
+	wantHeard := []workload.Result{{ID: "t0", Phase: workload.Measure, Success: true, ToolCalls: streamed,
+		TTFT: 0.001, Latency: 0.002, Finish: 2 * time.Millisecond}}
+	if d := cmp.Diff(wantHeard, heard); d != "" {
+		t.Errorf("results the workload heard (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantHeard, tr.Results); d != "" {
+		t.Errorf("transcript results (-want +got):\n%s", d)
+	}
+}
+
+// An answer larger than wire.BatchBytes is split over several Steps by
+// the SDK and put back together by the host: every request arrives whole,
+// in order.
+func TestLargeAnswer(t *testing.T) {
+	t.Parallel()
+	const docs, words = 3, 2 << 20 // 4 MiB each: 12 MiB in one answer
+	def := inline(func(env workload.Env) *script {
+		return &script{step: func(in workload.StepInput) (workload.StepOutput, error) {
+			if in.Phase == workload.Warmup {
+				return workload.Done(), nil
+			}
+			var reqs []workload.Request
+			for i := range docs {
+				doc := env.Content.Register(fmt.Sprint("doc", i), strings.Repeat(fmt.Sprint(i, " "), words))
+				reqs = append(reqs, workload.Chat(fmt.Sprint("q", i), workload.User(doc, workload.Text("?"))))
+			}
+			return workload.Send(reqs...).Done(), nil
+		}}
+	})
+	for name, run := range map[string]func(testing.TB, workload.Definition[noOptions], sdktest.Options) *sdktest.Transcript{
+		"in-process": sdktest.Run[noOptions], "over gRPC": sdktest.RunGRPC[noOptions],
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tr := run(t, def, sdktest.Options{})
+			if d := cmp.Diff([]string{"q0", "q1", "q2"}, sdktest.IDs(tr.Measured())); d != "" {
+				t.Fatalf("measured (-want +got):\n%s", d)
+			}
+			for i, s := range tr.Measured() {
+				if want := strings.Repeat(fmt.Sprint(i, " "), words) + "?"; s.Messages[0].Content != want {
+					t.Errorf("%s: %d bytes of text, want the %d of doc%d and the question", s.ID, len(s.Messages[0].Content), len(want), i)
+				}
+			}
+			// One warmup Step, and the measure answer over several.
+			if tr.Steps < 3 {
+				t.Errorf("%d Steps, want the 12 MiB answer split over at least two", tr.Steps)
 			}
 		})
 	}
@@ -460,7 +632,8 @@ func TestRunResolvesContent(t *testing.T) {
 func TestRunGRPCMatchesRun(t *testing.T) {
 	t.Parallel()
 	for name, def := range map[string]workload.Definition[noOptions]{
-		"rich": richDef(),
+		"rich":  richDef(),
+		"tools": toolsDef(new([]workload.Result)),
 		"waits": logged(new(events), func(n int, in workload.StepInput) workload.StepOutput {
 			if n == 2 {
 				return workload.Send(req("a"), req("b")).WaitForFinishOr(5 * time.Millisecond)

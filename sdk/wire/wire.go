@@ -1,10 +1,15 @@
-// Package wire holds the go-plugin adapters for both plugin kinds: the
-// plugin side registers a generated gRPC server, the host side gets the
-// generated client. Host code (core/plugin), the SDK's Serve and sdktest all
-// use these, so both halves of the wire live in one place.
+// Package wire is where lmbench's plugin protocol meets gRPC, and the only
+// package that imports the generated protobuf code: the conversions
+// between package protocol's Go types and the wire messages (both
+// directions), the gRPC client and server of both services, the go-plugin
+// handshake and adapters, and the message limits. The host (core/plugin),
+// the SDK's Serve and sdktest all use it, so both halves of the wire live
+// in one place.
 //
 // Plugin authors never need this package; it follows the protocol's
-// compatibility rules, not the author API's.
+// compatibility rules, not the author API's. A plugin in another language
+// implements the gRPC services in sdk/proto and the handshake described in
+// docs/plugins.md.
 package wire
 
 import (
@@ -13,53 +18,87 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
-	exporterv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/exporter/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// WorkloadPlugin adapts a WorkloadService to go-plugin.
+// The cookie only tells a binary it was started by lmbench (it prints a
+// friendly message when run by hand). It is not a security feature.
+// These values must never change.
+const (
+	CookieKey   = "LMBENCH_PLUGIN"
+	CookieValue = "9c1b7e5a4f2d48b0a3e6c8d1f7b2a905"
+)
+
+// SupportedMajors lists the protocol majors this SDK (and a host built
+// with it) speaks.
+var SupportedMajors = []int{protocol.Major}
+
+// SDKVersion is reported in PluginInfo.SDKVersion.
+const SDKVersion = "0.2.0"
+
+// Handshake returns the go-plugin handshake for protocol major v.
+func Handshake(v int) plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  uint(v),
+		MagicCookieKey:   CookieKey,
+		MagicCookieValue: CookieValue,
+	}
+}
+
+// MaxMessageBytes is the gRPC message limit on both sides. A clear
+// ResourceExhausted error is better than an OOM kill; both sides also cut
+// their batches well below it (BatchBytes).
+const MaxMessageBytes = 256 << 20
+
+// BatchBytes is the size both sides aim at for one call's payload: the
+// host's deliveries of results and exporter batches, the SDK's Step
+// answers (split over several Steps when larger).
+const BatchBytes = 8 << 20
+
+// WorkloadPlugin adapts the workload service to go-plugin.
 type WorkloadPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl workloadv1.WorkloadServiceServer // plugin side only
+	Impl protocol.WorkloadService // plugin side only
 }
 
 var _ plugin.GRPCPlugin = (*WorkloadPlugin)(nil)
 
 func (p *WorkloadPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	workloadv1.RegisterWorkloadServiceServer(s, p.Impl)
+	RegisterWorkload(s, p.Impl)
 	return nil
 }
 
+// GRPCClient returns a protocol.WorkloadService.
 func (p *WorkloadPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return workloadv1.NewWorkloadServiceClient(c), nil
+	return WorkloadClient(c), nil
 }
 
-// ExporterPlugin adapts an ExporterService to go-plugin.
+// ExporterPlugin adapts the exporter service to go-plugin.
 type ExporterPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl exporterv1.ExporterServiceServer // plugin side only
+	Impl protocol.ExporterService // plugin side only
 }
 
 var _ plugin.GRPCPlugin = (*ExporterPlugin)(nil)
 
 func (p *ExporterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	exporterv1.RegisterExporterServiceServer(s, p.Impl)
+	RegisterExporter(s, p.Impl)
 	return nil
 }
 
+// GRPCClient returns a protocol.ExporterService.
 func (p *ExporterPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return exporterv1.NewExporterServiceClient(c), nil
+	return ExporterClient(c), nil
 }
 
 // HostPlugins is the VersionedPlugins map the host offers: every major it
 // speaks, each with both kinds.
 func HostPlugins() map[int]plugin.PluginSet {
 	m := map[int]plugin.PluginSet{}
-	for _, v := range handshake.SupportedMajors {
+	for _, v := range SupportedMajors {
 		m[v] = plugin.PluginSet{
-			handshake.WorkloadKind: &WorkloadPlugin{},
-			handshake.ExporterKind: &ExporterPlugin{},
+			protocol.WorkloadKind: &WorkloadPlugin{},
+			protocol.ExporterKind: &ExporterPlugin{},
 		}
 	}
 	return m
@@ -69,15 +108,15 @@ func HostPlugins() map[int]plugin.PluginSet {
 // keeps gRPC's 4 MiB receive limit, which large batches exceed).
 func GRPCServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(handshake.MaxMessageBytes),
-		grpc.MaxSendMsgSize(handshake.MaxMessageBytes),
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxSendMsgSize(MaxMessageBytes),
 	}
 }
 
 // GRPCDialOptions raises the host side's limits to match.
 func GRPCDialOptions() []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithDefaultCallOptions(
-		grpc.MaxCallRecvMsgSize(handshake.MaxMessageBytes),
-		grpc.MaxCallSendMsgSize(handshake.MaxMessageBytes),
+		grpc.MaxCallRecvMsgSize(MaxMessageBytes),
+		grpc.MaxCallSendMsgSize(MaxMessageBytes),
 	)}
 }

@@ -39,15 +39,27 @@
 // In each phase it calls Step, sends the requests Step returned, and calls
 // Step again when the StepOutput asks: at once (Send alone), at a phase
 // offset (WakeAt), when any request finishes (WaitForFinish), whichever
-// comes first (WaitForFinishOr), or never again (Done, after which the host
-// waits for the phase's requests to finish). Finished requests are
-// delivered to OnFinished before the next Step. Step and OnFinished are
-// called from one loop, never concurrently.
+// comes first (WaitForFinishOr), once fewer requests are handed over than
+// a number (WaitForInFlightBelow), or never again (Done, after which the
+// host waits for the phase's requests to finish). Every finished request
+// is delivered to OnFinished before the next Step (the SDK takes results
+// the host sends inside that Step, one round trip instead of two); those
+// that finish after a phase's last Step are delivered before the next
+// phase starts. Step and OnFinished are called from one loop, never
+// concurrently.
 //
 // Request ids must be unique in a run; tags (Request.Tag) are copied into
 // every exported record, and their keys belong in Definition.TagKeys.
 // Long text is registered once with Env.Content and referenced by requests
-// (the returned Segment), so it crosses the process boundary once.
+// (the returned Segment), so it crosses the process boundary once;
+// Registry.Release drops it when no later request needs it. The host
+// checks every request (package protocol's Validator) and stops the run
+// on one it cannot send, naming the request and the field.
+//
+// A closed-loop workload can hand over requests ahead of a free slot:
+// Request.WithMaxInFlight has the host hold one until fewer are in
+// flight and send it the moment a request finishes, with no round trip
+// to the plugin (needs Env.HostHas(protocol.LookAhead)).
 //
 // A workload may also implement Bannerer (lines for the banner printed
 // before the run), Resolver (derived settings reported with the options)

@@ -30,6 +30,8 @@ func ExampleSend() {
 
 // Long text is registered once and referenced by many requests; it
 // crosses the process boundary once, with the next Step response.
+// Released once no later request needs it, it is forgotten here and in
+// the host, so a long run's memory stays flat.
 func ExampleRegistry() {
 	reg := workload.NewRegistry() // Env.Content in a real workload
 	doc := reg.Register("doc0", "A very long document ...")
@@ -41,13 +43,39 @@ func ExampleRegistry() {
 		segs := r.Messages[0].Content
 		fmt.Printf("%s: content %q, then %q\n", r.ID, segs[0].Ref, segs[1].Text)
 	}
-	fmt.Println("shipped:", reg.Drain())
-	fmt.Println("shipped again:", reg.Drain())
+	fmt.Println("registered:", reg.Len())
+	reg.Release("doc0") // no later request references it
+	fmt.Println("after release:", reg.Len())
 	// Output:
 	// doc0_q0: content "doc0", then " Question 0?"
 	// doc0_q1: content "doc0", then " Question 1?"
-	// shipped: [{doc0 A very long document ...}]
-	// shipped again: []
+	// registered: 1
+	// after release: 0
+}
+
+// A conversation with function calling: the assistant's turn calls a tool,
+// the tool's answer follows, and the request offers the tools.
+func ExampleAssistantCalls() {
+	weather := workload.Tool{
+		Name:        "get_weather",
+		Description: "The weather in a city.",
+		Parameters:  `{"type":"object","properties":{"city":{"type":"string"}}}`,
+	}
+	call := workload.ToolCall{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}
+	r := workload.Chat("s0_turn1",
+		workload.User(workload.Text("Weather in Paris?")),
+		workload.AssistantCalls([]workload.ToolCall{call}),
+		workload.ToolReply("call_0", workload.Text(`{"temp_c":21}`)),
+	).WithTools(weather)
+	for _, m := range r.Messages {
+		fmt.Printf("%s: %d tool calls, answers %q\n", m.Role, len(m.ToolCalls), m.ToolCallID)
+	}
+	fmt.Println(r.Tools[0].Name)
+	// Output:
+	// user: 0 tool calls, answers ""
+	// assistant: 1 tool calls, answers ""
+	// tool: 0 tool calls, answers "call_0"
+	// get_weather
 }
 
 // Requests are values: each builder method returns a modified copy.

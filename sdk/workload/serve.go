@@ -4,11 +4,8 @@ import (
 	"context"
 	"os"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/internal/serve"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
 
@@ -26,11 +23,11 @@ func serveMain[O any](def Definition[O], major int) int {
 	stdout, stderr := os.Stdout, os.Stderr // captured before go-plugin replaces them
 	srv := NewServer(def, serve.Logger(stderr))
 	return serve.Main(serve.Params{
-		Kind:    handshake.WorkloadKind,
+		Kind:    protocol.WorkloadKind,
 		Name:    def.Name,
 		Version: def.Version,
-		Describe: func() (proto.Message, error) {
-			return srv.Describe(context.Background(), &workloadv1.DescribeRequest{})
+		Describe: func() (any, error) {
+			return srv.Describe(context.Background(), protocol.HostInfo{})
 		},
 		Plugin: &wire.WorkloadPlugin{Impl: srv},
 		Major:  major,

@@ -4,205 +4,253 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/internal/serve"
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/wire"
 )
 
-// NewServer returns the protocol server for def: what Serve runs in a
-// plugin process, and what sdktest runs in-process. Most authors only call
-// Serve.
-func NewServer[O any](def Definition[O], log zerolog.Logger) workloadv1.WorkloadServiceServer {
-	return &server[O]{def: def, log: log}
+// NewServer returns def as a protocol service: what Serve answers gRPC
+// with in a plugin process, and what sdktest drives in-process. Most
+// authors only call Serve.
+func NewServer[O any](def Definition[O], log zerolog.Logger) protocol.WorkloadService {
+	return &server[O]{def: def, log: log, batchBytes: wire.BatchBytes}
 }
 
 type server[O any] struct {
-	def Definition[O]
-	log zerolog.Logger
+	def        Definition[O]
+	log        zerolog.Logger
+	batchBytes int // a Step answer larger than this goes out over several Steps
 
 	mu       sync.Mutex
+	host     protocol.HostInfo
 	wl       Workload
 	registry *Registry
+	queue    []protocol.StepResponse // the rest of a split answer
 }
 
-func (s *server[O]) Describe(context.Context, *workloadv1.DescribeRequest) (*workloadv1.DescribeResponse, error) {
+func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protocol.WorkloadDescription, error) {
 	specs, err := option.Specs(s.def.Defaults)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "workload %s: invalid options struct: %v", s.def.Name, err)
+		return protocol.WorkloadDescription{}, fmt.Errorf("workload %s: invalid options struct: %v", s.def.Name, err)
 	}
-	return &workloadv1.DescribeResponse{
-		Info:              serve.Info(handshake.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix),
+	s.mu.Lock()
+	s.host = host
+	s.mu.Unlock()
+	return protocol.WorkloadDescription{
+		Info:              serve.Info(protocol.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix, protocol.WorkloadCapabilities),
 		Options:           specs,
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
 	}, nil
 }
 
-func (s *server[O]) Configure(_ context.Context, req *workloadv1.ConfigureRequest) (*workloadv1.ConfigureResponse, error) {
-	opts, err := option.Decode(s.def.Defaults, req.GetOptions())
+func (s *server[O]) Configure(_ context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
+	opts, err := option.Decode(s.def.Defaults, cfg.Options)
 	if err != nil {
-		return &workloadv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
+		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
-	c := req.GetCommon()
 	reg := NewRegistry()
-	env := Env{
-		Common: Common{
-			Seed:            c.GetSeed(),
-			Model:           c.GetModel(),
-			KVCacheVolumeGB: c.GetKvCacheVolumeGb(),
-			TokensPerGB:     c.GetTokensPerGb(),
-			CompletionsMode: c.GetCompletionsMode(),
-		},
-		Logger:  s.log,
-		Content: reg,
-	}
-	wl, err := s.def.New(opts, env)
+	s.mu.Lock()
+	host := s.host
+	s.mu.Unlock()
+	wl, err := s.def.New(opts, Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host})
 	if err != nil {
-		return &workloadv1.ConfigureResponse{Errors: option.ProtoErrors(err)}, nil
+		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
 	s.mu.Lock()
-	s.wl, s.registry = wl, reg
+	s.wl, s.registry, s.queue = wl, reg, nil
 	s.mu.Unlock()
 
-	resp := &workloadv1.ConfigureResponse{Resolved: map[string]*pluginv1.OptionValue{}, Title: s.def.Name}
+	out := protocol.Configured{Resolved: protocol.Values{}, Title: s.def.Name}
 	specs, _ := option.Specs(opts) // the decoded values, in the defaults' shape
 	for _, sp := range specs {
-		resp.Resolved[sp.Name] = sp.Default
+		out.Resolved[sp.Name] = sp.Default
 	}
 	if r, ok := wl.(Resolver); ok {
 		for k, v := range r.Resolved() {
 			if ov := option.Value(v); ov != nil {
-				resp.Resolved[k] = ov
+				out.Resolved[k] = ov
 			}
 		}
 	}
 	if b, ok := wl.(Bannerer); ok {
-		for _, f := range b.Banner() {
-			resp.Banner = append(resp.Banner, &pluginv1.Field{Label: f.Label, Value: f.Value})
-		}
+		out.Banner = b.Banner()
 	}
 	if p, ok := wl.(Planner); ok {
-		resp.PlannedRequests = int64(p.PlannedRequests())
+		out.PlannedRequests = int64(p.PlannedRequests())
 	}
-	return resp, nil
+	return out, nil
 }
 
-func (s *server[O]) configured() (Workload, *Registry, error) {
+func (s *server[O]) configured() (Workload, *Registry, protocol.Capabilities, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wl == nil {
-		return nil, nil, status.Error(codes.FailedPrecondition, "Step or OnFinished before a successful Configure")
+		return nil, nil, nil, fmt.Errorf("Step or OnFinished before a successful Configure: %w", protocol.ErrOutOfOrder)
 	}
-	return s.wl, s.registry, nil
+	return s.wl, s.registry, protocol.Negotiate(protocol.WorkloadCapabilities, s.host.Capabilities), nil
 }
 
-func (s *server[O]) Step(ctx context.Context, req *workloadv1.StepRequest) (*workloadv1.StepResponse, error) {
-	wl, reg, err := s.configured()
+func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
+	wl, reg, caps, err := s.configured()
 	if err != nil {
-		return nil, err
+		return protocol.StepResponse{}, err
 	}
-	out, err := wl.Step(ctx, StepInput{
-		Phase:    Phase(req.GetPhase()),
-		Offset:   time.Duration(req.GetOffsetNs()),
-		InFlight: int(req.GetInFlight()),
-	})
+	if len(req.Finished) > 0 {
+		if err := wl.OnFinished(ctx, req.Finished); err != nil {
+			return protocol.StepResponse{}, fmt.Errorf("on finished: %w", err)
+		}
+	}
+	if resp, ok := s.dequeue(); ok {
+		return resp, nil
+	}
+	out, err := wl.Step(ctx, StepInput{Phase: req.Phase, Offset: req.Offset, InFlight: req.InFlight})
 	if err != nil {
-		return nil, status.Errorf(codes.Unknown, "step: %v", err)
+		return protocol.StepResponse{}, fmt.Errorf("step: %w", err)
 	}
-	resp := &workloadv1.StepResponse{Requests: make([]*workloadv1.Request, 0, len(out.Requests))}
-	// Content registered during Step must travel with (before) the requests using it.
-	for _, c := range reg.Drain() {
-		resp.Contents = append(resp.Contents, &workloadv1.Content{Id: c.ID, Text: c.Text})
+	// Content registered during Step travels with (before) the requests using it.
+	contents, released := reg.take()
+	resp := protocol.StepResponse{Contents: contents, Requests: make([]protocol.Request, len(out.Requests))}
+	if caps.Has(protocol.ReleaseContent) {
+		resp.Released = released // an older host keeps the content; nothing breaks
 	}
 	for i := range out.Requests {
-		pr, err := ToProto(&out.Requests[i])
-		if err != nil {
-			return nil, status.Error(codes.InvalidArgument, err.Error())
+		r := protocol.Request(out.Requests[i])
+		if !caps.Has(protocol.ToolCalls) && usesTools(&r) {
+			return protocol.StepResponse{}, fmt.Errorf("request %q uses tool calls, which this lmbench (protocol minor %d) does not send: update lmbench", r.ID, s.host.ProtocolMinor)
 		}
-		resp.Requests = append(resp.Requests, pr)
+		if !caps.Has(protocol.LookAhead) && r.MaxInFlight > 0 {
+			return protocol.StepResponse{}, fmt.Errorf("request %q has MaxInFlight, which this lmbench (protocol minor %d) does not hold requests for: check Env.HostHas(protocol.LookAhead), or update lmbench", r.ID, s.host.ProtocolMinor)
+		}
+		resp.Requests[i] = r
 	}
 	switch out.next {
 	case nextNow:
-		resp.Next = &workloadv1.StepResponse_WakeAtNs{WakeAtNs: req.GetOffsetNs()}
+		resp.Next = protocol.Next{Kind: protocol.NextWakeAt, At: req.Offset}
 	case nextWakeAt:
-		resp.Next = &workloadv1.StepResponse_WakeAtNs{WakeAtNs: int64(out.at)}
+		resp.Next = protocol.Next{Kind: protocol.NextWakeAt, At: out.at}
 	case nextWakeAtOrFinish:
-		resp.Next = &workloadv1.StepResponse_WakeAtOrOnFinishNs{WakeAtOrOnFinishNs: int64(out.at)}
+		resp.Next = protocol.Next{Kind: protocol.NextWakeAtOrFinish, At: out.at}
 	case nextFinish:
-		resp.Next = &workloadv1.StepResponse_WaitForFinish{WaitForFinish: true}
+		resp.Next = protocol.Next{Kind: protocol.NextWaitForFinish}
 	case nextDone:
-		resp.Next = &workloadv1.StepResponse_Done{Done: true}
+		resp.Next = protocol.Next{Kind: protocol.NextDone}
+	case nextInFlightBelow:
+		if !caps.Has(protocol.LookAhead) {
+			return protocol.StepResponse{}, fmt.Errorf("step: WaitForInFlightBelow needs an lmbench with look-ahead (protocol minor %d has none): check Env.HostHas(protocol.LookAhead)", s.host.ProtocolMinor)
+		}
+		resp.Next = protocol.Next{Kind: protocol.NextWaitForInFlightBelow, InFlightBelow: out.below}
 	}
-	return resp, nil
+	chunks := split(resp, req, s.batchBytes)
+	if len(chunks) > 1 {
+		s.mu.Lock()
+		s.queue = chunks[1:]
+		s.mu.Unlock()
+	}
+	return chunks[0], nil
 }
 
-// ToProto converts a request to its wire form.
-func ToProto(r *Request) (*workloadv1.Request, error) {
-	if r.ID == "" {
-		return nil, fmt.Errorf("request without id")
+func usesTools(r *protocol.Request) bool {
+	if len(r.Tools) > 0 {
+		return true
 	}
-	pr := &workloadv1.Request{Id: r.ID, MaxTokens: int32(r.MaxTokens), Tags: r.Tags}
-	if r.HasScheduled {
-		ns := int64(r.Scheduled)
-		pr.ScheduledNs = &ns
-	}
-	if r.Completion {
-		pr.Body = &workloadv1.Request_Completion{Completion: &workloadv1.Completion{Prompt: segments(r.Prompt)}}
-		return pr, nil
-	}
-	if len(r.Messages) == 0 {
-		return nil, fmt.Errorf("request %s: chat request without messages", r.ID)
-	}
-	msgs := make([]*workloadv1.Message, len(r.Messages))
-	for i, m := range r.Messages {
-		msgs[i] = &workloadv1.Message{Role: m.Role, Content: segments(m.Content)}
-	}
-	pr.Body = &workloadv1.Request_Chat{Chat: &workloadv1.Chat{Messages: msgs}}
-	return pr, nil
-}
-
-func segments(segs []Segment) []*workloadv1.Segment {
-	out := make([]*workloadv1.Segment, len(segs))
-	for i, s := range segs {
-		if s.Ref != "" {
-			out[i] = &workloadv1.Segment{Kind: &workloadv1.Segment_ContentId{ContentId: s.Ref}}
-		} else {
-			out[i] = &workloadv1.Segment{Kind: &workloadv1.Segment_Text{Text: s.Text}}
+	for _, m := range r.Messages {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" || m.Role == "tool" {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
-func (s *server[O]) OnFinished(ctx context.Context, req *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
-	wl, _, err := s.configured()
+func (s *server[O]) dequeue() (protocol.StepResponse, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) == 0 {
+		return protocol.StepResponse{}, false
+	}
+	r := s.queue[0]
+	s.queue = s.queue[1:]
+	return r, true
+}
+
+// split cuts an answer larger than limit into answers of about limit
+// bytes, so no gRPC message comes near its size limit: each but the last
+// asks to be called again at once, and the last carries the workload's own
+// next action and the released content. Content goes before the requests
+// that may use it; a single item larger than limit goes alone.
+func split(resp protocol.StepResponse, req protocol.StepRequest, limit int) []protocol.StepResponse {
+	total := 0
+	for _, c := range resp.Contents {
+		total += contentSize(c)
+	}
+	for i := range resp.Requests {
+		total += requestSize(&resp.Requests[i])
+	}
+	if total <= limit {
+		return []protocol.StepResponse{resp}
+	}
+	again := protocol.Next{Kind: protocol.NextWakeAt, At: req.Offset}
+	var (
+		out  []protocol.StepResponse
+		cur  = protocol.StepResponse{Next: again}
+		size int
+	)
+	cut := func(n int) {
+		if size > 0 && size+n > limit {
+			out = append(out, cur)
+			cur, size = protocol.StepResponse{Next: again}, 0
+		}
+		size += n
+	}
+	for _, c := range resp.Contents {
+		cut(contentSize(c))
+		cur.Contents = append(cur.Contents, c)
+	}
+	for _, r := range resp.Requests {
+		cut(requestSize(&r))
+		cur.Requests = append(cur.Requests, r)
+	}
+	cur.Next, cur.Released = resp.Next, resp.Released
+	return append(out, cur)
+}
+
+func contentSize(c protocol.Content) int { return len(c.ID) + len(c.Text) + 8 }
+
+func requestSize(r *protocol.Request) int {
+	n := len(r.ID) + 32
+	for k, v := range r.Tags {
+		n += len(k) + len(v) + 4
+	}
+	segs := func(ss []protocol.Segment) {
+		for _, s := range ss {
+			n += len(s.Text) + len(s.Ref) + 4
+		}
+	}
+	segs(r.Prompt)
+	for _, m := range r.Messages {
+		n += len(m.Role) + len(m.ToolCallID) + 8
+		segs(m.Content)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments) + 8
+		}
+	}
+	for _, t := range r.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters) + 8
+	}
+	return n
+}
+
+func (s *server[O]) OnFinished(ctx context.Context, results []protocol.Result) error {
+	wl, _, _, err := s.configured()
 	if err != nil {
-		return nil, err
-	}
-	results := make([]Result, len(req.GetResults()))
-	for i, r := range req.GetResults() {
-		results[i] = Result{
-			ID:           r.GetId(),
-			Phase:        Phase(r.GetPhase()),
-			Success:      r.GetSuccess(),
-			Error:        r.GetError(),
-			Text:         r.GetText(),
-			TTFT:         r.GetTtftS(),
-			Latency:      r.GetLatencyS(),
-			InputTokens:  int(r.GetInputTokens()),
-			OutputTokens: int(r.GetOutputTokens()),
-			Finish:       time.Duration(r.GetFinishOffsetNs()),
-		}
+		return err
 	}
 	if err := wl.OnFinished(ctx, results); err != nil {
-		return nil, status.Errorf(codes.Unknown, "on finished: %v", err)
+		return fmt.Errorf("on finished: %w", err)
 	}
-	return &workloadv1.OnFinishedResponse{}, nil
+	return nil
 }

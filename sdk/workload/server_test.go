@@ -4,22 +4,26 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/option"
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 
@@ -81,40 +85,78 @@ func stepDef(f *fake) workload.Definition[testOptions] {
 	return definition(func(testOptions, workload.Env) (workload.Workload, error) { return f, nil })
 }
 
-func configure(t *testing.T, srv workloadv1.WorkloadServiceServer, req *workloadv1.ConfigureRequest) *workloadv1.ConfigureResponse {
+// newestHost announces every capability of this SDK.
+var newestHost = protocol.HostInfo{Version: "test", ProtocolMinor: protocol.Minor, Capabilities: protocol.HostCapabilities}
+
+// configureAs runs Describe as host, then Configure with cfg.
+func configureAs(t *testing.T, srv protocol.WorkloadService, host protocol.HostInfo, cfg protocol.WorkloadConfig) protocol.Configured {
 	t.Helper()
-	if req == nil {
-		req = &workloadv1.ConfigureRequest{}
+	if _, err := srv.Describe(context.Background(), host); err != nil {
+		t.Fatalf("Describe: %v", err)
 	}
-	resp, err := srv.Configure(context.Background(), req)
+	resp, err := srv.Configure(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Configure: %v", err)
 	}
 	return resp
 }
 
-func TestDescribe(t *testing.T) {
-	t.Parallel()
-	srv := workload.NewServer(stepDef(&fake{}), zerolog.Nop())
-	got, err := srv.Describe(context.Background(), &workloadv1.DescribeRequest{})
+// configure is configureAs the newest host.
+func configure(t *testing.T, srv protocol.WorkloadService, cfg protocol.WorkloadConfig) protocol.Configured {
+	t.Helper()
+	return configureAs(t, srv, newestHost, cfg)
+}
+
+func step(t *testing.T, srv protocol.WorkloadService, req protocol.StepRequest) protocol.StepResponse {
+	t.Helper()
+	resp, err := srv.Step(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Step: %v", err)
+	}
+	return resp
+}
+
+// overGRPC serves srv over an in-memory gRPC connection and returns its
+// client, as the host sees the plugin.
+func overGRPC(t *testing.T, srv protocol.WorkloadService) protocol.WorkloadService {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	s := grpc.NewServer(wire.GRPCServerOptions()...)
+	wire.RegisterWorkload(s, srv)
+	go s.Serve(lis)
+	conn, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &workloadv1.DescribeResponse{
-		Info: &pluginv1.PluginInfo{
-			Kind: handshake.WorkloadKind, Name: "test-wl", Version: "1.2.3", Summary: "a test workload", Prefix: "tw",
-			ProtocolMinor: handshake.ProtocolMinor, SdkVersion: handshake.SDKVersion,
+	t.Cleanup(func() {
+		conn.Close()
+		s.Stop()
+	})
+	return wire.WorkloadClient(conn)
+}
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	srv := workload.NewServer(stepDef(&fake{}), zerolog.Nop())
+	got, err := srv.Describe(context.Background(), newestHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := protocol.WorkloadDescription{
+		Info: protocol.PluginInfo{
+			Kind: protocol.WorkloadKind, Name: "test-wl", Version: "1.2.3", Summary: "a test workload", Prefix: "tw",
+			ProtocolMinor: protocol.Minor, Capabilities: protocol.WorkloadCapabilities, SDKVersion: wire.SDKVersion,
 		},
-		Options: []*pluginv1.OptionSpec{
-			{Name: "docs", Type: pluginv1.OptionType_OPTION_TYPE_INT, Help: "Documents.", Min: proto.Float64(1),
-				Default: &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_IntValue{IntValue: 2}}},
-			{Name: "policy", Type: pluginv1.OptionType_OPTION_TYPE_ENUM, EnumValues: []string{"random", "tile"},
-				Default: &pluginv1.OptionValue{Kind: &pluginv1.OptionValue_StringValue{StringValue: "random"}}},
+		Options: []protocol.OptionSpec{
+			{Name: "docs", Type: protocol.OptionInt, Help: "Documents.", Min: new(1.0), Default: int64(2)},
+			{Name: "policy", Type: protocol.OptionEnum, Enum: []string{"random", "tile"}, Default: "random"},
 		},
 		TagKeys:           []string{"doc", "query"},
 		WantsResponseText: true,
 	}
-	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Describe (-want +got):\n%s", d)
 	}
 }
@@ -125,13 +167,17 @@ func TestDescribeBadOptions(t *testing.T) {
 		X int `opt:"NotKebab"`
 	}
 	srv := workload.NewServer(workload.Definition[bad]{Name: "bad"}, zerolog.Nop())
-	_, err := srv.Describe(context.Background(), &workloadv1.DescribeRequest{})
-	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), `opt name "NotKebab" must be kebab-case`) {
-		t.Errorf("Describe error = %v, want Internal naming the bad option", err)
+	_, err := srv.Describe(context.Background(), newestHost)
+	const want = `workload bad: invalid options struct: field X: opt name "NotKebab" must be kebab-case`
+	if err == nil || err.Error() != want {
+		t.Errorf("Describe error = %v, want %q", err, want)
+	}
+	if errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Describe error %v is ErrOutOfOrder; it is a broken plugin, not a misbehaving host", err)
 	}
 }
 
-func TestConfigurePassesCommonAndLogger(t *testing.T) {
+func TestConfigurePassesCommonHostAndLogger(t *testing.T) {
 	t.Parallel()
 	var (
 		gotEnv  workload.Env
@@ -144,13 +190,16 @@ func TestConfigurePassesCommonAndLogger(t *testing.T) {
 	})
 	var logs bytes.Buffer
 	srv := workload.NewServer(def, zerolog.New(&logs))
-	configure(t, srv, &workloadv1.ConfigureRequest{
-		Options: map[string]*pluginv1.OptionValue{"docs": option.Value(5), "policy": option.Value("tile")},
-		Common:  &workloadv1.Common{Seed: 7, Model: "m", KvCacheVolumeGb: 1.5, TokensPerGb: 1000, CompletionsMode: true},
+	configure(t, srv, protocol.WorkloadConfig{
+		Options: protocol.Values{"docs": int64(5), "policy": "tile"},
+		Common:  protocol.Common{Seed: 7, Model: "m", KVCacheVolumeGB: 1.5, TokensPerGB: 1000, CompletionsMode: true},
 	})
 	want := workload.Common{Seed: 7, Model: "m", KVCacheVolumeGB: 1.5, TokensPerGB: 1000, CompletionsMode: true}
 	if d := cmp.Diff(want, gotEnv.Common); d != "" {
 		t.Errorf("Env.Common (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(newestHost, gotEnv.Host); d != "" {
+		t.Errorf("Env.Host (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(testOptions{Docs: 5, Policy: "tile"}, gotOpts); d != "" {
 		t.Errorf("options (-want +got):\n%s", d)
@@ -170,21 +219,20 @@ func TestConfigureResponse(t *testing.T) {
 			"num-documents": 3,        // a derived setting
 			"policy":        "tile",   // a derived value replaces the option's
 			"ratio":         0.5,      // float
-			"unsupported":   []int{1}, // dropped: no OptionValue for it
+			"unsupported":   []int{1}, // dropped: no option value for it
 		}}, nil
 	})
 	srv := workload.NewServer(def, zerolog.Nop())
-	got := configure(t, srv, &workloadv1.ConfigureRequest{Options: map[string]*pluginv1.OptionValue{"docs": option.Value(4)}})
-	want := &workloadv1.ConfigureResponse{
+	got := configure(t, srv, protocol.WorkloadConfig{Options: protocol.Values{"docs": int64(4)}})
+	want := protocol.Configured{
 		Title: "test-wl",
-		Resolved: map[string]*pluginv1.OptionValue{
-			"docs": option.Value(4), "policy": option.Value("tile"),
-			"num-documents": option.Value(3), "ratio": option.Value(0.5),
+		Resolved: protocol.Values{
+			"docs": int64(4), "policy": "tile", "num-documents": int64(3), "ratio": 0.5,
 		},
-		Banner:          []*pluginv1.Field{{Label: "Documents", Value: "3"}, {Label: "Policy", Value: "tile"}},
+		Banner:          []protocol.Field{{Label: "Documents", Value: "3"}, {Label: "Policy", Value: "tile"}},
 		PlannedRequests: 12,
 	}
-	if d := cmp.Diff(want, got, protocmp.Transform()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Configure (-want +got):\n%s", d)
 	}
 }
@@ -193,40 +241,48 @@ func TestConfigureErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		options map[string]*pluginv1.OptionValue
+		options protocol.Values
 		newErr  error
-		want    []*pluginv1.FieldError
+		want    []protocol.FieldError
 	}{
 		{
 			name:    "bound",
-			options: map[string]*pluginv1.OptionValue{"docs": option.Value(0)},
-			want:    []*pluginv1.FieldError{{Option: "docs", Message: "must be >= 1, got 0"}},
+			options: protocol.Values{"docs": int64(0)},
+			want:    []protocol.FieldError{{Option: "docs", Message: "must be >= 1, got 0"}},
 		},
 		{
 			name:    "unknown and mistyped",
-			options: map[string]*pluginv1.OptionValue{"doc": option.Value(1), "policy": option.Value(1)},
-			want: []*pluginv1.FieldError{
+			options: protocol.Values{"doc": int64(1), "policy": int64(1)},
+			want: []protocol.FieldError{
 				{Option: "doc", Message: "unknown option"},
 				{Option: "policy", Message: "expected a string, got 1"},
 			},
 		},
 		{
 			name:    "several from Validate",
-			options: map[string]*pluginv1.OptionValue{"docs": option.Value(13)},
-			want: []*pluginv1.FieldError{
+			options: protocol.Values{"docs": int64(13)},
+			want: []protocol.FieldError{
 				{Option: "docs", Message: "13 documents are unlucky"},
 				{Option: "policy", Message: "and so is random"},
 			},
 		},
 		{
+			name:    "a bound and Validate together",
+			options: protocol.Values{"docs": int64(13), "policy": "lru"},
+			want: []protocol.FieldError{
+				{Option: "docs", Message: "13 documents are unlucky"},
+				{Option: "policy", Message: "and so is lru"},
+			},
+		},
+		{
 			name:   "field error from New",
 			newErr: option.Errorf("docs", "needs %d more documents", 2),
-			want:   []*pluginv1.FieldError{{Option: "docs", Message: "needs 2 more documents"}},
+			want:   []protocol.FieldError{{Option: "docs", Message: "needs 2 more documents"}},
 		},
 		{
 			name:   "plain error from New",
 			newErr: errors.New("cannot load the corpus"),
-			want:   []*pluginv1.FieldError{{Message: "cannot load the corpus"}},
+			want:   []protocol.FieldError{{Message: "cannot load the corpus"}},
 		},
 	}
 	for _, tc := range tests {
@@ -240,17 +296,17 @@ func TestConfigureErrors(t *testing.T) {
 				}
 				return &fake{}, nil
 			}), zerolog.Nop())
-			got := configure(t, srv, &workloadv1.ConfigureRequest{Options: tc.options})
-			if d := cmp.Diff(tc.want, got.GetErrors(), protocmp.Transform()); d != "" {
+			got := configure(t, srv, protocol.WorkloadConfig{Options: tc.options})
+			if d := cmp.Diff(tc.want, got.Errors); d != "" {
 				t.Errorf("errors (-want +got):\n%s", d)
 			}
 			if tc.newErr == nil && called {
 				t.Error("New was called with invalid options")
 			}
 			// A failed Configure leaves the server unconfigured.
-			_, err := srv.Step(context.Background(), &workloadv1.StepRequest{Phase: workloadv1.Phase_PHASE_WARMUP})
-			if status.Code(err) != codes.FailedPrecondition {
-				t.Errorf("Step after failed Configure: %v, want FailedPrecondition", err)
+			_, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Warmup})
+			if !errors.Is(err, protocol.ErrOutOfOrder) {
+				t.Errorf("Step after failed Configure: %v, want ErrOutOfOrder", err)
 			}
 		})
 	}
@@ -259,11 +315,26 @@ func TestConfigureErrors(t *testing.T) {
 func TestBeforeConfigure(t *testing.T) {
 	t.Parallel()
 	srv := workload.NewServer(stepDef(&fake{}), zerolog.Nop())
-	if _, err := srv.Step(context.Background(), &workloadv1.StepRequest{}); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("Step: %v, want FailedPrecondition", err)
+	if _, err := srv.Step(context.Background(), protocol.StepRequest{}); !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Step: %v, want ErrOutOfOrder", err)
 	}
-	if _, err := srv.OnFinished(context.Background(), &workloadv1.OnFinishedRequest{}); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("OnFinished: %v, want FailedPrecondition", err)
+	if err := srv.OnFinished(context.Background(), nil); !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("OnFinished: %v, want ErrOutOfOrder", err)
+	}
+}
+
+// Over gRPC an out-of-order call is FailedPrecondition, and the client
+// gives ErrOutOfOrder back.
+func TestBeforeConfigureOverGRPC(t *testing.T) {
+	t.Parallel()
+	c := overGRPC(t, workload.NewServer(stepDef(&fake{}), zerolog.Nop()))
+	_, err := c.Step(context.Background(), protocol.StepRequest{Phase: protocol.Warmup})
+	if status.Code(err) != codes.FailedPrecondition || !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Step: %v (code %v), want FailedPrecondition and ErrOutOfOrder", err, status.Code(err))
+	}
+	err = c.OnFinished(context.Background(), nil)
+	if status.Code(err) != codes.FailedPrecondition || !errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("OnFinished: %v (code %v), want FailedPrecondition and ErrOutOfOrder", err, status.Code(err))
 	}
 }
 
@@ -274,34 +345,24 @@ func TestStepInput(t *testing.T) {
 		got = in
 		return workload.Done(), nil
 	}}), zerolog.Nop())
-	configure(t, srv, nil)
-	if _, err := srv.Step(context.Background(), &workloadv1.StepRequest{
-		Phase: workloadv1.Phase_PHASE_MEASURE, OffsetNs: int64(1500 * time.Millisecond), InFlight: 4,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	configure(t, srv, protocol.WorkloadConfig{})
+	step(t, srv, protocol.StepRequest{Phase: protocol.Measure, Offset: 1500 * time.Millisecond, InFlight: 4})
 	want := workload.StepInput{Phase: workload.Measure, Offset: 1500 * time.Millisecond, InFlight: 4}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("StepInput (-want +got):\n%s", d)
 	}
 }
 
-func text(s string) *workloadv1.Segment {
-	return &workloadv1.Segment{Kind: &workloadv1.Segment_Text{Text: s}}
-}
-func ref(id string) *workloadv1.Segment {
-	return &workloadv1.Segment{Kind: &workloadv1.Segment_ContentId{ContentId: id}}
-}
-
-func TestStepConversion(t *testing.T) {
+func TestStepResponse(t *testing.T) {
 	t.Parallel()
-	const offset = int64(3 * time.Second)
+	const offset = 3 * time.Second
 	doc := workload.Segment{Ref: "doc0"}
-	sched := int64(2500 * time.Millisecond)
+	calls := []workload.ToolCall{{ID: "call_1", Name: "lookup", Arguments: `{"q":"kv"}`}}
+	tool := workload.Tool{Name: "lookup", Description: "Looks things up.", Parameters: `{"type":"object"}`}
 	tests := []struct {
 		name string
 		out  workload.StepOutput
-		want *workloadv1.StepResponse
+		want protocol.StepResponse
 	}{
 		{
 			name: "chat with segments, tags, max tokens, scheduled; send means now",
@@ -312,107 +373,157 @@ func TestStepConversion(t *testing.T) {
 					workload.Assistant(workload.Text("ok")),
 				).WithMaxTokens(32).Tag("doc", "0").Tag("query", "1").At(2500 * time.Millisecond),
 			),
-			want: &workloadv1.StepResponse{
-				Requests: []*workloadv1.Request{{
-					Id: "q0", MaxTokens: 32, Tags: map[string]string{"doc": "0", "query": "1"}, ScheduledNs: &sched,
-					Body: &workloadv1.Request_Chat{Chat: &workloadv1.Chat{Messages: []*workloadv1.Message{
-						{Role: "system", Content: []*workloadv1.Segment{text("be brief")}},
-						{Role: "user", Content: []*workloadv1.Segment{ref("doc0"), text(" question?")}},
-						{Role: "assistant", Content: []*workloadv1.Segment{text("ok")}},
-					}}},
+			want: protocol.StepResponse{
+				Requests: []protocol.Request{{
+					ID: "q0", MaxTokens: 32, Tags: map[string]string{"doc": "0", "query": "1"},
+					Scheduled: 2500 * time.Millisecond, HasScheduled: true,
+					Messages: []protocol.Message{
+						{Role: "system", Content: []protocol.Segment{{Text: "be brief"}}},
+						{Role: "user", Content: []protocol.Segment{{Ref: "doc0"}, {Text: " question?"}}},
+						{Role: "assistant", Content: []protocol.Segment{{Text: "ok"}}},
+					},
 				}},
-				Next: &workloadv1.StepResponse_WakeAtNs{WakeAtNs: offset},
+				Next: protocol.Next{Kind: protocol.NextWakeAt, At: offset},
 			},
 		},
 		{
 			name: "completion, default max tokens, no schedule; wake at",
 			out:  workload.Send(workload.Completion("c0", doc, workload.Text("tail"))).WakeAt(5 * time.Second),
-			want: &workloadv1.StepResponse{
-				Requests: []*workloadv1.Request{{
-					Id: "c0", MaxTokens: workload.DefaultMaxTokens,
-					Body: &workloadv1.Request_Completion{Completion: &workloadv1.Completion{Prompt: []*workloadv1.Segment{ref("doc0"), text("tail")}}},
+			want: protocol.StepResponse{
+				Requests: []protocol.Request{{
+					ID: "c0", MaxTokens: workload.DefaultMaxTokens, Completion: true,
+					Prompt: []protocol.Segment{{Ref: "doc0"}, {Text: "tail"}},
 				}},
-				Next: &workloadv1.StepResponse_WakeAtNs{WakeAtNs: int64(5 * time.Second)},
+				Next: protocol.Next{Kind: protocol.NextWakeAt, At: 5 * time.Second},
+			},
+		},
+		{
+			name: "tool calls, tool replies and tools",
+			out: workload.Send(workload.Chat("t0",
+				workload.User(workload.Text("find kv")),
+				workload.AssistantCalls(calls),
+				workload.ToolReply("call_1", workload.Text("found")),
+			).WithTools(tool)).Done(),
+			want: protocol.StepResponse{
+				Requests: []protocol.Request{{
+					ID: "t0", MaxTokens: workload.DefaultMaxTokens,
+					Messages: []protocol.Message{
+						{Role: "user", Content: []protocol.Segment{{Text: "find kv"}}},
+						{Role: "assistant", ToolCalls: calls},
+						{Role: "tool", Content: []protocol.Segment{{Text: "found"}}, ToolCallID: "call_1"},
+					},
+					Tools: []protocol.Tool{tool},
+				}},
+				Next: protocol.Next{Kind: protocol.NextDone},
 			},
 		},
 		{
 			name: "zero output steps again now",
 			out:  workload.StepOutput{},
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_WakeAtNs{WakeAtNs: offset}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextWakeAt, At: offset}},
 		},
 		{
 			name: "wake at",
 			out:  workload.WakeAt(4 * time.Second),
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_WakeAtNs{WakeAtNs: int64(4 * time.Second)}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextWakeAt, At: 4 * time.Second}},
 		},
 		{
 			name: "wait for finish",
 			out:  workload.WaitForFinish(),
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_WaitForFinish{WaitForFinish: true}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextWaitForFinish}},
 		},
 		{
 			name: "wait for finish or",
 			out:  workload.Send().WaitForFinishOr(7 * time.Second),
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_WakeAtOrOnFinishNs{WakeAtOrOnFinishNs: int64(7 * time.Second)}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextWakeAtOrFinish, At: 7 * time.Second}},
 		},
 		{
 			name: "done",
 			out:  workload.Done(),
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_Done{Done: true}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextDone}},
 		},
 		{
 			name: "the last next wins",
 			out:  workload.WaitForFinish().WakeAt(time.Second).Done(),
-			want: &workloadv1.StepResponse{Next: &workloadv1.StepResponse_Done{Done: true}},
+			want: protocol.StepResponse{Next: protocol.Next{Kind: protocol.NextDone}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) { return tc.out, nil }}), zerolog.Nop())
-			configure(t, srv, nil)
-			got, err := srv.Step(context.Background(), &workloadv1.StepRequest{Phase: workloadv1.Phase_PHASE_MEASURE, OffsetNs: offset})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, got, protocmp.Transform()); d != "" {
+			configure(t, srv, protocol.WorkloadConfig{})
+			got := step(t, srv, protocol.StepRequest{Phase: protocol.Measure, Offset: offset})
+			if d := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("StepResponse (-want +got):\n%s", d)
 			}
 		})
 	}
 }
 
-func TestStepErrors(t *testing.T) {
+func TestStepError(t *testing.T) {
 	t.Parallel()
+	boom := errors.New("out of documents")
+	srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) { return workload.StepOutput{}, boom }}), zerolog.Nop())
+	configure(t, srv, protocol.WorkloadConfig{})
+	_, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure})
+	if !errors.Is(err, boom) || err.Error() != "step: out of documents" {
+		t.Errorf("Step error = %v, want %q wrapping the workload's error", err, "step: out of documents")
+	}
+	if errors.Is(err, protocol.ErrOutOfOrder) {
+		t.Errorf("Step error %v is ErrOutOfOrder", err)
+	}
+}
+
+// A host that did not announce ToolCalls cannot send tool calls, tool
+// messages or tools: the server refuses such a request rather than let the
+// host drop what makes it what it is.
+func TestToolCallsNeedTheCapability(t *testing.T) {
+	t.Parallel()
+	calls := []workload.ToolCall{{ID: "call_1", Name: "lookup", Arguments: "{}"}}
+	user := workload.User(workload.Text("hi"))
+	older := protocol.HostInfo{Version: "old", ProtocolMinor: 0}
+	noTools := protocol.HostInfo{Version: "partial", ProtocolMinor: 1, Capabilities: []string{protocol.FinishedInStep, protocol.ReleaseContent}}
 	tests := []struct {
-		name     string
-		out      workload.StepOutput
-		err      error
-		wantCode codes.Code
-		wantMsg  string
+		name string
+		host protocol.HostInfo
+		req  workload.Request
+		want string // "" = accepted
 	}{
-		{"request without id", workload.Send(workload.Chat("", workload.User(workload.Text("x")))), nil, codes.InvalidArgument, "request without id"},
-		{"chat without messages", workload.Send(workload.Chat("q")), nil, codes.InvalidArgument, "request q: chat request without messages"},
-		{"step error", workload.StepOutput{}, errors.New("out of documents"), codes.Unknown, "step: out of documents"},
+		{"tools, older host", older, workload.Chat("q", user).WithTools(workload.Tool{Name: "lookup"}),
+			`request "q" uses tool calls, which this lmbench (protocol minor 0) does not send: update lmbench`},
+		{"assistant calls, older host", older, workload.Chat("q", user, workload.AssistantCalls(calls)),
+			`request "q" uses tool calls, which this lmbench (protocol minor 0) does not send: update lmbench`},
+		{"tool reply, host without the capability", noTools, workload.Chat("q", user, workload.AssistantCalls(calls), workload.ToolReply("call_1", workload.Text("x"))),
+			`request "q" uses tool calls, which this lmbench (protocol minor 1) does not send: update lmbench`},
+		{"plain chat, older host", older, workload.Chat("q", user), ""},
+		{"tools, newest host", newestHost, workload.Chat("q", user).WithTools(workload.Tool{Name: "lookup"}), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) { return tc.out, tc.err }}), zerolog.Nop())
-			configure(t, srv, nil)
-			_, err := srv.Step(context.Background(), &workloadv1.StepRequest{Phase: workloadv1.Phase_PHASE_MEASURE})
-			st, _ := status.FromError(err)
-			if st.Code() != tc.wantCode || st.Message() != tc.wantMsg {
-				t.Errorf("Step error = %v, want %v %q", err, tc.wantCode, tc.wantMsg)
+			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) {
+				return workload.Send(tc.req).Done(), nil
+			}}), zerolog.Nop())
+			configureAs(t, srv, tc.host, protocol.WorkloadConfig{})
+			resp, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure})
+			if tc.want == "" {
+				if err != nil || len(resp.Requests) != 1 {
+					t.Errorf("Step = %d requests, %v; want the request accepted", len(resp.Requests), err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("Step error = %v, want %q", err, tc.want)
 			}
 		})
 	}
 }
 
-func contentIDs(resp *workloadv1.StepResponse) []string {
+func contentIDs(resp protocol.StepResponse) []string {
 	var ids []string
-	for _, c := range resp.GetContents() {
-		ids = append(ids, c.GetId()+"="+c.GetText())
+	for _, c := range resp.Contents {
+		ids = append(ids, c.ID+"="+c.Text)
 	}
 	return ids
 }
@@ -440,19 +551,98 @@ func TestContentShippedOnce(t *testing.T) {
 		env.Content.Register("other", "second document")
 		return w, nil
 	}), zerolog.Nop())
-	configure(t, srv, nil)
+	configure(t, srv, protocol.WorkloadConfig{})
 	var got [][]string
 	for range 4 {
-		resp, err := srv.Step(context.Background(), &workloadv1.StepRequest{Phase: workloadv1.Phase_PHASE_WARMUP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, contentIDs(resp))
+		got = append(got, contentIDs(step(t, srv, protocol.StepRequest{Phase: protocol.Warmup})))
 	}
 	want := [][]string{{"doc=shared document", "other=second document"}, {"late=registered in step 2"}, nil, nil}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("contents per step (-want +got):\n%s", d)
 	}
+}
+
+// stepsOf is one Step's content, released ids and registry size, as a
+// test compares them.
+type stepsOf struct {
+	Contents []string
+	Released []string
+	Len      int
+}
+
+// releaser runs one func per Step against the workload's registry and
+// records what each Step answered.
+func releaser(t *testing.T, host protocol.HostInfo, script ...func(reg *workload.Registry)) []stepsOf {
+	t.Helper()
+	var reg *workload.Registry
+	n := 0
+	srv := workload.NewServer(definition(func(_ testOptions, env workload.Env) (workload.Workload, error) {
+		reg = env.Content
+		return &fake{step: func(workload.StepInput) (workload.StepOutput, error) {
+			script[n](reg)
+			n++
+			return workload.Send(), nil
+		}}, nil
+	}), zerolog.Nop())
+	configureAs(t, srv, host, protocol.WorkloadConfig{})
+	var got []stepsOf
+	for range script {
+		resp := step(t, srv, protocol.StepRequest{Phase: protocol.Measure})
+		got = append(got, stepsOf{Contents: contentIDs(resp), Released: resp.Released, Len: reg.Len()})
+	}
+	return got
+}
+
+func TestRegistryRelease(t *testing.T) {
+	t.Parallel()
+	script := []func(reg *workload.Registry){
+		func(reg *workload.Registry) { reg.Register("a", "alpha"); reg.Register("b", "beta") },
+		func(reg *workload.Registry) {
+			reg.Release("a")                     // shipped: the host is told
+			reg.Register("c", "gamma")           // shipped with this Step's answer ...
+			reg.Release("c", "never-registered") // ... and released after its requests; unknown ids are ignored
+			reg.Release("a")                     // twice: still told once
+			reg.Register("d", "delta")           // registered and kept
+			reg.Register("b", "beta")            // still known: a no-op
+		},
+		func(reg *workload.Registry) { reg.Register("c", "gamma registered again") }, // released: any text goes
+		func(reg *workload.Registry) { reg.Register("a", "alpha, new text") },        // released: may come back with new text
+	}
+	want := []stepsOf{
+		{Contents: []string{"a=alpha", "b=beta"}, Len: 2},
+		{Contents: []string{"c=gamma", "d=delta"}, Released: []string{"a", "c"}, Len: 2},
+		{Contents: []string{"c=gamma registered again"}, Len: 3},
+		{Contents: []string{"a=alpha, new text"}, Len: 4},
+	}
+	t.Run("newest host", func(t *testing.T) {
+		t.Parallel()
+		if d := cmp.Diff(want, releaser(t, newestHost, script...)); d != "" {
+			t.Errorf("steps (-want +got):\n%s", d)
+		}
+	})
+	t.Run("host without ReleaseContent", func(t *testing.T) {
+		t.Parallel()
+		// The host keeps everything; the registry forgets all the same.
+		older := slices.Clone(want)
+		older[1].Released = nil
+		if d := cmp.Diff(older, releaser(t, protocol.HostInfo{ProtocolMinor: 0}, script...)); d != "" {
+			t.Errorf("steps (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestRegisterInTheStepThatReleasedIt(t *testing.T) {
+	t.Parallel()
+	reg := workload.NewRegistry()
+	reg.Register("a", "alpha")
+	reg.Drain()
+	reg.Release("a")
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "released") {
+			t.Errorf("Register after Release in one Step: recovered %v, want a panic naming the release", r)
+		}
+	}()
+	reg.Register("a", "alpha again")
 }
 
 func TestOnFinished(t *testing.T) {
@@ -462,21 +652,17 @@ func TestOnFinished(t *testing.T) {
 		got = append(got, rs...)
 		return nil
 	}}), zerolog.Nop())
-	configure(t, srv, nil)
-	_, err := srv.OnFinished(context.Background(), &workloadv1.OnFinishedRequest{Results: []*workloadv1.Result{
-		{Id: "q0", Phase: workloadv1.Phase_PHASE_MEASURE, Success: true, Text: "answer", TtftS: 0.125, LatencyS: 1.5,
-			InputTokens: 1000, OutputTokens: 32, FinishOffsetNs: int64(2 * time.Second)},
-		{Id: "w0", Phase: workloadv1.Phase_PHASE_WARMUP, Success: false, Error: "HTTP 500", TtftS: -1, LatencyS: 0.25},
-	}})
-	if err != nil {
+	configure(t, srv, protocol.WorkloadConfig{})
+	results := []protocol.Result{
+		{ID: "q0", Phase: protocol.Measure, Success: true, Text: "answer", TTFT: 0.125, Latency: 1.5,
+			InputTokens: 1000, OutputTokens: 32, Finish: 2 * time.Second,
+			ToolCalls: []protocol.ToolCall{{ID: "c", Name: "f", Arguments: "{}"}}},
+		{ID: "w0", Phase: protocol.Warmup, Success: false, Error: "HTTP 500", TTFT: -1, Latency: 0.25},
+	}
+	if err := srv.OnFinished(context.Background(), results); err != nil {
 		t.Fatal(err)
 	}
-	want := []workload.Result{
-		{ID: "q0", Phase: workload.Measure, Success: true, Text: "answer", TTFT: 0.125, Latency: 1.5,
-			InputTokens: 1000, OutputTokens: 32, Finish: 2 * time.Second},
-		{ID: "w0", Phase: workload.Warmup, Error: "HTTP 500", TTFT: -1, Latency: 0.25},
-	}
-	if d := cmp.Diff(want, got); d != "" {
+	if d := cmp.Diff(results, got); d != "" {
 		t.Errorf("results (-want +got):\n%s", d)
 	}
 }
@@ -484,10 +670,57 @@ func TestOnFinished(t *testing.T) {
 func TestOnFinishedError(t *testing.T) {
 	t.Parallel()
 	srv := workload.NewServer(stepDef(&fake{onFinished: func([]workload.Result) error { return errors.New("bad answer") }}), zerolog.Nop())
-	configure(t, srv, nil)
-	_, err := srv.OnFinished(context.Background(), &workloadv1.OnFinishedRequest{})
-	if st, _ := status.FromError(err); st.Code() != codes.Unknown || st.Message() != "on finished: bad answer" {
-		t.Errorf("OnFinished error = %v, want Unknown %q", err, "on finished: bad answer")
+	configure(t, srv, protocol.WorkloadConfig{})
+	err := srv.OnFinished(context.Background(), nil)
+	if err == nil || err.Error() != "on finished: bad answer" {
+		t.Errorf("OnFinished error = %v, want %q", err, "on finished: bad answer")
+	}
+}
+
+// Results that travel in a Step (FinishedInStep) reach OnFinished before
+// the workload's Step runs, as they would through OnFinished.
+func TestFinishedInStep(t *testing.T) {
+	t.Parallel()
+	var events []string
+	srv := workload.NewServer(stepDef(&fake{
+		step: func(in workload.StepInput) (workload.StepOutput, error) {
+			events = append(events, fmt.Sprintf("step in_flight=%d", in.InFlight))
+			return workload.WaitForFinish(), nil
+		},
+		onFinished: func(rs []workload.Result) error {
+			for _, r := range rs {
+				events = append(events, "finished "+r.ID)
+			}
+			return nil
+		},
+	}), zerolog.Nop())
+	configure(t, srv, protocol.WorkloadConfig{})
+	step(t, srv, protocol.StepRequest{Phase: protocol.Measure, InFlight: 2})
+	step(t, srv, protocol.StepRequest{Phase: protocol.Measure, InFlight: 0, Finished: []protocol.Result{
+		{ID: "a", Phase: protocol.Measure, Success: true}, {ID: "b", Phase: protocol.Measure, Success: true},
+	}})
+	want := []string{"step in_flight=2", "finished a", "finished b", "step in_flight=0"}
+	if d := cmp.Diff(want, events); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+}
+
+// An OnFinished error on results carried by a Step fails that Step, and
+// the workload's Step is not called.
+func TestFinishedInStepError(t *testing.T) {
+	t.Parallel()
+	stepped := false
+	srv := workload.NewServer(stepDef(&fake{
+		step:       func(workload.StepInput) (workload.StepOutput, error) { stepped = true; return workload.Done(), nil },
+		onFinished: func([]workload.Result) error { return errors.New("bad answer") },
+	}), zerolog.Nop())
+	configure(t, srv, protocol.WorkloadConfig{})
+	_, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure, Finished: []protocol.Result{{ID: "a"}}})
+	if err == nil || err.Error() != "on finished: bad answer" {
+		t.Errorf("Step error = %v, want %q", err, "on finished: bad answer")
+	}
+	if stepped {
+		t.Error("the workload's Step ran after OnFinished failed")
 	}
 }
 
@@ -497,18 +730,16 @@ func TestRegistry(t *testing.T) {
 	if seg := r.Register("a", "alpha"); seg != (workload.Segment{Ref: "a"}) {
 		t.Errorf("Register = %+v, want a reference to a", seg)
 	}
-	r.Register("a", "alpha")
-	if txt, ok := r.Lookup("a"); !ok || txt != "alpha" {
-		t.Errorf("Lookup(a) = %q, %v", txt, ok)
+	if seg := r.Register("a", "alpha"); seg != (workload.Segment{Ref: "a"}) {
+		t.Errorf("Register again = %+v, want a reference to a", seg)
 	}
-	if _, ok := r.Lookup("b"); ok {
-		t.Error("Lookup(b) found unregistered content")
+	if n := r.Len(); n != 1 {
+		t.Errorf("Len = %d, want 1", n)
 	}
-	if d := cmp.Diff([]workload.Content{{ID: "a", Text: "alpha"}}, r.Drain()); d != "" {
-		t.Errorf("Drain (-want +got):\n%s", d)
-	}
-	if got := r.Drain(); got != nil {
-		t.Errorf("second Drain = %v, want nothing", got)
+	r.Register("b", "beta")
+	r.Release("a", "nope")
+	if n := r.Len(); n != 1 {
+		t.Errorf("Len after Release = %d, want 1", n)
 	}
 }
 
@@ -531,10 +762,11 @@ func TestRegistryConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() { r.Register("shared", "same text") })
+		wg.Go(func() { r.Len() })
 	}
 	wg.Wait()
-	if n := len(r.Drain()); n != 1 {
-		t.Errorf("Drain has %d entries, want 1", n)
+	if n := r.Len(); n != 1 {
+		t.Errorf("Len = %d, want 1", n)
 	}
 }
 
@@ -553,6 +785,8 @@ func TestRequestBuilders(t *testing.T) {
 		t.Errorf("overwritten (-want +got):\n%s", d)
 	}
 
+	calls := []workload.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}
+	tool := workload.Tool{Name: "f", Parameters: `{"type":"object"}`}
 	tests := []struct {
 		name string
 		got  workload.Request
@@ -564,6 +798,11 @@ func TestRequestBuilders(t *testing.T) {
 			workload.Request{ID: "p", Prompt: []workload.Segment{{Text: "x"}}, Completion: true, MaxTokens: 1}},
 		{"at", workload.Completion("p").At(0),
 			workload.Request{ID: "p", Completion: true, MaxTokens: workload.DefaultMaxTokens, HasScheduled: true}},
+		{"tools", workload.Chat("t", workload.AssistantCalls(calls, workload.Text("let me look")), workload.ToolReply("c1", workload.Text("42"))).WithTools(tool),
+			workload.Request{ID: "t", MaxTokens: workload.DefaultMaxTokens, Tools: []workload.Tool{tool}, Messages: []workload.Message{
+				{Role: "assistant", Content: []workload.Segment{{Text: "let me look"}}, ToolCalls: calls},
+				{Role: "tool", Content: []workload.Segment{{Text: "42"}}, ToolCallID: "c1"},
+			}}},
 	}
 	for _, tc := range tests {
 		if d := cmp.Diff(tc.want, tc.got); d != "" {

@@ -3,86 +3,87 @@ package workload
 import (
 	"context"
 	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// Phase is the run phase a request belongs to. The host runs WARMUP, resets
-// its stats and clock, then runs MEASURE.
-type Phase int
+// Phase is the run phase a request belongs to. The host runs Warmup,
+// resets its stats and clock, then runs Measure.
+type Phase = protocol.Phase
 
 const (
-	Warmup  Phase = 1
-	Measure Phase = 2
+	Warmup  = protocol.Warmup
+	Measure = protocol.Measure
 )
 
-func (p Phase) String() string {
-	switch p {
-	case Warmup:
-		return "warmup"
-	case Measure:
-		return "measure"
-	}
-	return "unspecified"
-}
-
 // Common holds the run-wide settings every workload may use.
-type Common struct {
-	Seed            int64
-	Model           string
-	KVCacheVolumeGB float64
-	TokensPerGB     int64
-	CompletionsMode bool
-}
+type Common = protocol.Common
+
+// Logger is the plugin's logger (zerolog's), so a workload can keep one in
+// a field without importing zerolog.
+type Logger = zerolog.Logger
 
 // Env is what New receives besides the decoded options.
 type Env struct {
 	Common
 	// Logger reaches the host's log with its level, under the plugin's name.
-	Logger zerolog.Logger
+	Logger Logger
 	// Content registers long text once; requests then reference it.
 	Content *Registry
+	// Host is what the host announced: its version, protocol minor and
+	// capabilities (empty for a host older than protocol minor 1).
+	Host protocol.HostInfo
 }
+
+// HostHas reports whether the host announced capability c (a
+// protocol.* capability name).
+func (e Env) HostHas(c string) bool { return slices.Contains(e.Host.Capabilities, c) }
 
 // Segment is a piece of message text: inline text or a reference to
 // content registered with Registry.Register.
-type Segment struct {
-	Text string
-	Ref  string
-}
+type Segment = protocol.Segment
 
 // Text is an inline segment.
 func Text(s string) Segment { return Segment{Text: s} }
 
 // Message is one chat message.
-type Message struct {
-	Role    string
-	Content []Segment
-}
+type Message = protocol.Message
+
+// ToolCall is a function call an assistant message makes (OpenAI's
+// tool_calls entry); Arguments is JSON text.
+type ToolCall = protocol.ToolCall
+
+// Tool is a function the model may call (OpenAI's tools entry);
+// Parameters is a JSON Schema as text.
+type Tool = protocol.Tool
 
 func System(segs ...Segment) Message    { return Message{Role: "system", Content: segs} }
 func User(segs ...Segment) Message      { return Message{Role: "user", Content: segs} }
 func Assistant(segs ...Segment) Message { return Message{Role: "assistant", Content: segs} }
 
+// AssistantCalls is an assistant turn that calls tools (with optional text).
+func AssistantCalls(calls []ToolCall, segs ...Segment) Message {
+	return Message{Role: "assistant", Content: segs, ToolCalls: calls}
+}
+
+// ToolReply is the tool role's answer to the call callID.
+func ToolReply(callID string, segs ...Segment) Message {
+	return Message{Role: "tool", Content: segs, ToolCallID: callID}
+}
+
 // DefaultMaxTokens is the original's send_request default.
 const DefaultMaxTokens = 128
 
 // Request is one request for the host to send. Build it with Chat or
-// Completion and the With* methods; each returns a modified copy.
-type Request struct {
-	ID         string
-	Messages   []Message // chat
-	Prompt     []Segment // completions
-	Completion bool
-	MaxTokens  int
-	Tags       map[string]string
-	// Scheduled is when the request was due, as an offset in its phase.
-	// Unset, the host uses the offset at which the Step was due.
-	Scheduled    time.Duration
-	HasScheduled bool
-}
+// Completion and the With* methods; each returns a modified copy. Its
+// fields are those of protocol.Request.
+type Request protocol.Request
 
 // Chat builds a chat request with the default max_tokens.
 func Chat(id string, msgs ...Message) Request {
@@ -106,6 +107,17 @@ func (r Request) Tag(key, value string) Request {
 	return r
 }
 
+// WithTools offers the model functions to call (chat requests only).
+func (r Request) WithTools(tools ...Tool) Request { r.Tools = tools; return r }
+
+// WithMaxInFlight has the host hold the request until fewer than n
+// requests of its phase are in flight, then send it at once, with no
+// round trip to the plugin: a closed-loop workload returns its next
+// request before a slot frees (look-ahead). Held requests go out in the
+// order returned. It needs a host with the protocol.LookAhead
+// capability (Env.HostHas); Step fails on an older one.
+func (r Request) WithMaxInFlight(n int) Request { r.MaxInFlight = n; return r }
+
 // At records when the request was due (its scheduled offset in the phase),
 // so dispatch lag (sent - scheduled) can be measured.
 func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, true; return r }
@@ -114,7 +126,7 @@ func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, 
 type StepInput struct {
 	Phase    Phase
 	Offset   time.Duration // since the phase started
-	InFlight int           // this phase's requests sent and not yet delivered to OnFinished
+	InFlight int           // this phase's requests sent whose results OnFinished has not yet had
 }
 
 type nextKind int
@@ -125,6 +137,7 @@ const (
 	nextWakeAtOrFinish
 	nextFinish
 	nextDone
+	nextInFlightBelow
 )
 
 // StepOutput is Step's answer: requests to send now and when to call Step
@@ -133,6 +146,7 @@ type StepOutput struct {
 	Requests []Request
 	next     nextKind
 	at       time.Duration
+	below    int
 }
 
 // Send returns the requests to send now; chain WakeAt, WaitForFinish,
@@ -148,6 +162,15 @@ func (o StepOutput) WaitForFinish() StepOutput { o.next = nextFinish; return o }
 // WaitForFinishOr asks for the next Step when a request finishes or at d.
 func (o StepOutput) WaitForFinishOr(d time.Duration) StepOutput {
 	o.next, o.at = nextWakeAtOrFinish, d
+	return o
+}
+
+// WaitForInFlightBelow asks for the next Step once fewer than n of this
+// phase's requests are handed over and not yet heard of
+// (StepInput.InFlight): with requests held for a slot (WithMaxInFlight),
+// one Step can refill several. Needs the protocol.LookAhead capability.
+func (o StepOutput) WaitForInFlightBelow(n int) StepOutput {
+	o.next, o.below = nextInFlightBelow, n
 	return o
 }
 
@@ -174,6 +197,8 @@ func (o StepOutput) String() string {
 		next = "wait for a finish"
 	case nextDone:
 		next = "done"
+	case nextInFlightBelow:
+		next = "wait until fewer than " + strconv.Itoa(o.below) + " in flight"
 	}
 	return "send [" + strings.Join(ids, " ") + "], then " + next
 }
@@ -185,32 +210,24 @@ func WaitForFinish() StepOutput                  { return StepOutput{}.WaitForFi
 func WaitForFinishOr(d time.Duration) StepOutput { return StepOutput{}.WaitForFinishOr(d) }
 func Done() StepOutput                           { return StepOutput{}.Done() }
 
-// Result is a finished request as measured by the host.
-type Result struct {
-	ID           string
-	Phase        Phase
-	Success      bool
-	Error        string
-	Text         string // response text; empty unless Definition.WantsResponseText
-	TTFT         float64
-	Latency      float64
-	InputTokens  int
-	OutputTokens int
-	Finish       time.Duration // offset in the phase
-}
+// Result is a finished request as measured by the host. Text and
+// ToolCalls are empty unless Definition.WantsResponseText.
+type Result = protocol.Result
 
 // Workload decides what to send and when. The host calls Step and
 // OnFinished from one loop, never concurrently, so no locks are needed.
 type Workload interface {
 	// Step returns requests to send now and when to be called next.
 	Step(ctx context.Context, in StepInput) (StepOutput, error)
-	// OnFinished receives every request finished since the last call (both
-	// phases), before the next Step.
+	// OnFinished receives the requests finished since the last call (both
+	// phases, in the order they finished), before the Step that follows;
+	// those finished after the last Step of a phase arrive before the next
+	// phase starts.
 	OnFinished(ctx context.Context, results []Result) error
 }
 
 // Field is one line of the configuration banner.
-type Field struct{ Label, Value string }
+type Field = protocol.Field
 
 // Optional interfaces a Workload may implement.
 type (

@@ -92,6 +92,9 @@ func TestOptionErrors(t *testing.T) {
 		{map[string]any{"requests": 0}, "requests: must be >= 1, got 0"},
 		{map[string]any{"prefix-tokens": "many"}, `prefix-tokens: expected an integer, got "many"`},
 		{map[string]any{"rate": 1.0}, "rate: unknown option"},
+		// Every problem at once, so one run shows them all.
+		{map[string]any{"qps": 0.0, "requests": 0, "prefix-tokens": "many"},
+			`prefix-tokens: expected an integer, got "many"; requests: must be >= 1, got 0; qps: must be >= 0.001, got 0`},
 	}
 	for _, tc := range tests {
 		_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})

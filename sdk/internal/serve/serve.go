@@ -14,12 +14,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/plugin/v1"
-
-	"github.com/lmbench/lmbench/sdk/handshake"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
 
@@ -42,10 +38,11 @@ func Logger(stderr io.Writer) zerolog.Logger {
 
 // Params describes the plugin being served.
 type Params struct {
-	Kind     string // handshake.WorkloadKind or handshake.ExporterKind
-	Name     string
-	Version  string
-	Describe func() (proto.Message, error)
+	Kind    string // protocol.WorkloadKind or protocol.ExporterKind
+	Name    string
+	Version string
+	// Describe returns the plugin's description (what `describe` prints).
+	Describe func() (any, error)
 	Plugin   plugin.Plugin
 	// Major overrides the protocol major (tests of version mismatch only).
 	Major int
@@ -62,7 +59,7 @@ func Main(p Params, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, err)
 				return 1
 			}
-			b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(msg)
+			b, err := wire.DescribeJSON(msg)
 			if err != nil {
 				fmt.Fprintln(stderr, err)
 				return 1
@@ -71,26 +68,26 @@ func Main(p Params, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case "version":
 			fmt.Fprintf(stdout, "%s %s (lmbench %s plugin, protocol v%d.%d, sdk %s)\n",
-				p.Name, p.Version, p.Kind, handshake.ProtocolMajor, handshake.ProtocolMinor, handshake.SDKVersion)
+				p.Name, p.Version, p.Kind, protocol.Major, protocol.Minor, wire.SDKVersion)
 			return 0
 		case "binary-name":
 			fmt.Fprintf(stdout, "lmbench-%s-%s\n", p.Kind, p.Name)
 			return 0
 		}
 	}
-	if os.Getenv(handshake.CookieKey) != handshake.CookieValue {
+	if os.Getenv(wire.CookieKey) != wire.CookieValue {
 		fmt.Fprintf(stderr, "This is the lmbench %s plugin %q; lmbench starts it for you:\n"+
 			"  lmbench run --%s %s   (or --%s-plugin %s)\n"+
 			"Run it by hand with: describe | version | binary-name\n", p.Kind, p.Name, p.Kind, p.Name, p.Kind, os.Args[0])
 		return 1
 	}
 	go watchParent(os.Getppid())
-	major := handshake.ProtocolMajor
+	major := protocol.Major
 	if p.Major != 0 {
 		major = p.Major
 	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  handshake.Config(major),
+		HandshakeConfig:  wire.Handshake(major),
 		VersionedPlugins: map[int]plugin.PluginSet{major: {p.Kind: p.Plugin}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, wire.GRPCServerOptions()...)...)
@@ -113,14 +110,7 @@ func watchParent(ppid int) {
 }
 
 // Info is the PluginInfo every plugin of this SDK reports.
-func Info(kind, name, version, summary, prefix string) *pluginv1.PluginInfo {
-	return &pluginv1.PluginInfo{
-		Kind:          kind,
-		Name:          name,
-		Version:       version,
-		Summary:       summary,
-		Prefix:        prefix,
-		ProtocolMinor: handshake.ProtocolMinor,
-		SdkVersion:    handshake.SDKVersion,
-	}
+func Info(kind, name, version, summary, prefix string, caps []string) protocol.PluginInfo {
+	return protocol.PluginInfo{Kind: kind, Name: name, Version: version, Summary: summary, Prefix: prefix,
+		ProtocolMinor: protocol.Minor, Capabilities: caps, SDKVersion: wire.SDKVersion}
 }

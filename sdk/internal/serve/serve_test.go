@@ -11,13 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/lmbench/lmbench/sdk/handshake"
 	"github.com/lmbench/lmbench/sdk/internal/serve"
-	workloadv1 "github.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -37,9 +33,9 @@ var def = workload.Definition[options]{
 func params() serve.Params {
 	srv := workload.NewServer(def, zerolog.Nop())
 	return serve.Params{
-		Kind: handshake.WorkloadKind, Name: def.Name, Version: def.Version,
-		Describe: func() (proto.Message, error) {
-			return srv.Describe(context.Background(), &workloadv1.DescribeRequest{})
+		Kind: protocol.WorkloadKind, Name: def.Name, Version: def.Version,
+		Describe: func() (any, error) {
+			return srv.Describe(context.Background(), protocol.HostInfo{})
 		},
 		Plugin: &wire.WorkloadPlugin{Impl: srv},
 	}
@@ -51,19 +47,23 @@ func TestMainDescribe(t *testing.T) {
 	if code := serve.Main(params(), []string{"describe"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d, stderr %q", code, stderr.String())
 	}
-	var got workloadv1.DescribeResponse
-	if err := protojson.Unmarshal(stdout.Bytes(), &got); err != nil {
+	got, err := wire.ParseDescribeJSON(stdout.Bytes())
+	if err != nil {
 		t.Fatalf("describe output is not a DescribeResponse: %v\n%s", err, stdout.String())
 	}
 	want, err := params().Describe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, &got, protocmp.Transform()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("describe (-want +got):\n%s", d)
 	}
-	if got.GetInfo().GetName() != "fixed-prefix" || got.GetInfo().GetPrefix() != "fp" {
-		t.Errorf("info = %v", got.GetInfo())
+	wantInfo := protocol.PluginInfo{
+		Kind: protocol.WorkloadKind, Name: "fixed-prefix", Version: "0.3.0", Summary: "a test workload", Prefix: "fp",
+		ProtocolMinor: protocol.Minor, Capabilities: protocol.WorkloadCapabilities, SDKVersion: wire.SDKVersion,
+	}
+	if d := cmp.Diff(wantInfo, got.Info); d != "" {
+		t.Errorf("info (-want +got):\n%s", d)
 	}
 	if stderr.Len() > 0 {
 		t.Errorf("stderr = %q, want nothing", stderr.String())
@@ -73,13 +73,62 @@ func TestMainDescribe(t *testing.T) {
 func TestMainDescribeError(t *testing.T) {
 	t.Parallel()
 	p := params()
-	p.Describe = func() (proto.Message, error) { return nil, errors.New("invalid options struct") }
+	p.Describe = func() (any, error) { return nil, errors.New("invalid options struct") }
 	var stdout, stderr bytes.Buffer
 	if code := serve.Main(p, []string{"describe"}, &stdout, &stderr); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
 	if stdout.Len() > 0 || !strings.Contains(stderr.String(), "invalid options struct") {
 		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// Describe must return a protocol description; anything else is a bug in
+// the SDK, reported rather than printed.
+func TestMainDescribeNotADescription(t *testing.T) {
+	t.Parallel()
+	p := params()
+	p.Describe = func() (any, error) { return "not a description", nil }
+	var stdout, stderr bytes.Buffer
+	if code := serve.Main(p, []string{"describe"}, &stdout, &stderr); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if stdout.Len() > 0 || !strings.Contains(stderr.String(), "DescribeJSON takes a workload or exporter description") {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+func TestMainDescribeExporter(t *testing.T) {
+	t.Parallel()
+	desc := protocol.ExporterDescription{
+		Info:    serve.Info(protocol.ExporterKind, "csv", "1.0.0", "CSV files", "csv", nil),
+		Options: []protocol.OptionSpec{{Name: "file", Type: protocol.OptionString, Default: "out.csv", Help: "Output file."}},
+	}
+	p := params()
+	p.Kind, p.Name = protocol.ExporterKind, "csv"
+	p.Describe = func() (any, error) { return desc, nil }
+	var stdout, stderr bytes.Buffer
+	if code := serve.Main(p, []string{"describe"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d, stderr %q", code, stderr.String())
+	}
+	got, err := wire.ParseDescribeJSON(stdout.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An exporter's description read as a workload's: the workload fields are zero.
+	want := protocol.WorkloadDescription{Info: desc.Info, Options: desc.Options}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("describe (-want +got):\n%s", d)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	t.Parallel()
+	got := serve.Info(protocol.WorkloadKind, "w", "1.0", "sum", "p", []string{protocol.ToolCalls})
+	want := protocol.PluginInfo{Kind: "workload", Name: "w", Version: "1.0", Summary: "sum", Prefix: "p",
+		ProtocolMinor: protocol.Minor, Capabilities: []string{protocol.ToolCalls}, SDKVersion: wire.SDKVersion}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Info (-want +got):\n%s", d)
 	}
 }
 
@@ -90,7 +139,7 @@ func TestMainSubcommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"version"}, fmt.Sprintf("fixed-prefix 0.3.0 (lmbench workload plugin, protocol v%d.%d, sdk %s)\n",
-			handshake.ProtocolMajor, handshake.ProtocolMinor, handshake.SDKVersion)},
+			protocol.Major, protocol.Minor, wire.SDKVersion)},
 		{[]string{"binary-name"}, "lmbench-workload-fixed-prefix\n"},
 		{[]string{"binary-name", "ignored"}, "lmbench-workload-fixed-prefix\n"},
 	}
@@ -111,7 +160,7 @@ func TestMainSubcommands(t *testing.T) {
 func TestMainExporterBinaryName(t *testing.T) {
 	t.Parallel()
 	p := params()
-	p.Kind, p.Name = handshake.ExporterKind, "csv"
+	p.Kind, p.Name = protocol.ExporterKind, "csv"
 	var stdout, stderr bytes.Buffer
 	serve.Main(p, []string{"binary-name"}, &stdout, &stderr)
 	if got, want := stdout.String(), "lmbench-exporter-csv\n"; got != want {
@@ -123,8 +172,8 @@ func TestMainExporterBinaryName(t *testing.T) {
 // stderr, prints nothing on stdout and fails. Not parallel: it changes the
 // environment.
 func TestMainWithoutCookie(t *testing.T) {
-	t.Setenv(handshake.CookieKey, "") // restored after the test
-	if err := os.Unsetenv(handshake.CookieKey); err != nil {
+	t.Setenv(wire.CookieKey, "") // restored after the test
+	if err := os.Unsetenv(wire.CookieKey); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{nil, {"serve"}, {"--help"}} {
@@ -144,7 +193,7 @@ func TestMainWithoutCookie(t *testing.T) {
 }
 
 func TestMainWrongCookie(t *testing.T) {
-	t.Setenv(handshake.CookieKey, "not-the-cookie")
+	t.Setenv(wire.CookieKey, "not-the-cookie")
 	var stdout, stderr bytes.Buffer
 	if code := serve.Main(params(), nil, &stdout, &stderr); code != 1 {
 		t.Errorf("exit code %d, want 1", code)

@@ -77,6 +77,7 @@ func (Phase) EnumDescriptor() ([]byte, []int) {
 
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *v1.HostInfo           `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"` // minor 1
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -109,6 +110,13 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
 	return file_lmbench_exporter_v1_exporter_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DescribeRequest) GetHost() *v1.HostInfo {
+	if x != nil {
+		return x.Host
+	}
+	return nil
 }
 
 type DescribeResponse struct {
@@ -884,8 +892,9 @@ var File_lmbench_exporter_v1_exporter_proto protoreflect.FileDescriptor
 
 const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\n" +
-	"\"lmbench/exporter/v1/exporter.proto\x12\x13lmbench.exporter.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"\x11\n" +
-	"\x0fDescribeRequest\"~\n" +
+	"\"lmbench/exporter/v1/exporter.proto\x12\x13lmbench.exporter.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"B\n" +
+	"\x0fDescribeRequest\x12/\n" +
+	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"~\n" +
 	"\x10DescribeResponse\x121\n" +
 	"\x04info\x18\x01 \x01(\v2\x1d.lmbench.plugin.v1.PluginInfoR\x04info\x127\n" +
 	"\aoptions\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.OptionSpecR\aoptions\"\x82\x02\n" +
@@ -997,38 +1006,40 @@ var file_lmbench_exporter_v1_exporter_proto_goTypes = []any{
 	nil,                       // 13: lmbench.exporter.v1.ConfigureRequest.OptionsEntry
 	nil,                       // 14: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry
 	nil,                       // 15: lmbench.exporter.v1.Record.TagsEntry
-	(*v1.PluginInfo)(nil),     // 16: lmbench.plugin.v1.PluginInfo
-	(*v1.OptionSpec)(nil),     // 17: lmbench.plugin.v1.OptionSpec
-	(*v1.FieldError)(nil),     // 18: lmbench.plugin.v1.FieldError
-	(*v1.OptionValue)(nil),    // 19: lmbench.plugin.v1.OptionValue
+	(*v1.HostInfo)(nil),       // 16: lmbench.plugin.v1.HostInfo
+	(*v1.PluginInfo)(nil),     // 17: lmbench.plugin.v1.PluginInfo
+	(*v1.OptionSpec)(nil),     // 18: lmbench.plugin.v1.OptionSpec
+	(*v1.FieldError)(nil),     // 19: lmbench.plugin.v1.FieldError
+	(*v1.OptionValue)(nil),    // 20: lmbench.plugin.v1.OptionValue
 }
 var file_lmbench_exporter_v1_exporter_proto_depIdxs = []int32{
-	16, // 0: lmbench.exporter.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
-	17, // 1: lmbench.exporter.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
-	13, // 2: lmbench.exporter.v1.ConfigureRequest.options:type_name -> lmbench.exporter.v1.ConfigureRequest.OptionsEntry
-	3,  // 3: lmbench.exporter.v1.ConfigureRequest.run:type_name -> lmbench.exporter.v1.RunMetadata
-	14, // 4: lmbench.exporter.v1.ConfigureResponse.resolved:type_name -> lmbench.exporter.v1.ConfigureResponse.ResolvedEntry
-	18, // 5: lmbench.exporter.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
-	0,  // 6: lmbench.exporter.v1.Record.phase:type_name -> lmbench.exporter.v1.Phase
-	15, // 7: lmbench.exporter.v1.Record.tags:type_name -> lmbench.exporter.v1.Record.TagsEntry
-	6,  // 8: lmbench.exporter.v1.WriteRequest.records:type_name -> lmbench.exporter.v1.Record
-	9,  // 9: lmbench.exporter.v1.FinishRequest.summary:type_name -> lmbench.exporter.v1.Summary
-	11, // 10: lmbench.exporter.v1.FinishResponse.files:type_name -> lmbench.exporter.v1.WrittenFile
-	19, // 11: lmbench.exporter.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	19, // 12: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 13: lmbench.exporter.v1.ExporterService.Describe:input_type -> lmbench.exporter.v1.DescribeRequest
-	4,  // 14: lmbench.exporter.v1.ExporterService.Configure:input_type -> lmbench.exporter.v1.ConfigureRequest
-	7,  // 15: lmbench.exporter.v1.ExporterService.Write:input_type -> lmbench.exporter.v1.WriteRequest
-	10, // 16: lmbench.exporter.v1.ExporterService.Finish:input_type -> lmbench.exporter.v1.FinishRequest
-	2,  // 17: lmbench.exporter.v1.ExporterService.Describe:output_type -> lmbench.exporter.v1.DescribeResponse
-	5,  // 18: lmbench.exporter.v1.ExporterService.Configure:output_type -> lmbench.exporter.v1.ConfigureResponse
-	8,  // 19: lmbench.exporter.v1.ExporterService.Write:output_type -> lmbench.exporter.v1.WriteResponse
-	12, // 20: lmbench.exporter.v1.ExporterService.Finish:output_type -> lmbench.exporter.v1.FinishResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	16, // 0: lmbench.exporter.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
+	17, // 1: lmbench.exporter.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
+	18, // 2: lmbench.exporter.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
+	13, // 3: lmbench.exporter.v1.ConfigureRequest.options:type_name -> lmbench.exporter.v1.ConfigureRequest.OptionsEntry
+	3,  // 4: lmbench.exporter.v1.ConfigureRequest.run:type_name -> lmbench.exporter.v1.RunMetadata
+	14, // 5: lmbench.exporter.v1.ConfigureResponse.resolved:type_name -> lmbench.exporter.v1.ConfigureResponse.ResolvedEntry
+	19, // 6: lmbench.exporter.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
+	0,  // 7: lmbench.exporter.v1.Record.phase:type_name -> lmbench.exporter.v1.Phase
+	15, // 8: lmbench.exporter.v1.Record.tags:type_name -> lmbench.exporter.v1.Record.TagsEntry
+	6,  // 9: lmbench.exporter.v1.WriteRequest.records:type_name -> lmbench.exporter.v1.Record
+	9,  // 10: lmbench.exporter.v1.FinishRequest.summary:type_name -> lmbench.exporter.v1.Summary
+	11, // 11: lmbench.exporter.v1.FinishResponse.files:type_name -> lmbench.exporter.v1.WrittenFile
+	20, // 12: lmbench.exporter.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	20, // 13: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 14: lmbench.exporter.v1.ExporterService.Describe:input_type -> lmbench.exporter.v1.DescribeRequest
+	4,  // 15: lmbench.exporter.v1.ExporterService.Configure:input_type -> lmbench.exporter.v1.ConfigureRequest
+	7,  // 16: lmbench.exporter.v1.ExporterService.Write:input_type -> lmbench.exporter.v1.WriteRequest
+	10, // 17: lmbench.exporter.v1.ExporterService.Finish:input_type -> lmbench.exporter.v1.FinishRequest
+	2,  // 18: lmbench.exporter.v1.ExporterService.Describe:output_type -> lmbench.exporter.v1.DescribeResponse
+	5,  // 19: lmbench.exporter.v1.ExporterService.Configure:output_type -> lmbench.exporter.v1.ConfigureResponse
+	8,  // 20: lmbench.exporter.v1.ExporterService.Write:output_type -> lmbench.exporter.v1.WriteResponse
+	12, // 21: lmbench.exporter.v1.ExporterService.Finish:output_type -> lmbench.exporter.v1.FinishResponse
+	18, // [18:22] is the sub-list for method output_type
+	14, // [14:18] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_exporter_v1_exporter_proto_init() }

@@ -87,6 +87,68 @@ func (OptionType) EnumDescriptor() ([]byte, []int) {
 	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
 }
 
+// HostInfo is what the host tells a plugin in Describe (minor 1; an older
+// host sends none). A plugin uses a capability only when the host announced it.
+type HostInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`                                   // lmbench's version
+	ProtocolMinor uint32                 `protobuf:"varint,2,opt,name=protocol_minor,json=protocolMinor,proto3" json:"protocol_minor,omitempty"` // minor version of protocol v1 the host implements
+	Capabilities  []string               `protobuf:"bytes,3,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostInfo) Reset() {
+	*x = HostInfo{}
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostInfo) ProtoMessage() {}
+
+func (x *HostInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostInfo.ProtoReflect.Descriptor instead.
+func (*HostInfo) Descriptor() ([]byte, []int) {
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *HostInfo) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *HostInfo) GetProtocolMinor() uint32 {
+	if x != nil {
+		return x.ProtocolMinor
+	}
+	return 0
+}
+
+func (x *HostInfo) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
 // PluginInfo identifies a plugin binary.
 type PluginInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -104,7 +166,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -116,7 +178,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[0]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -129,7 +191,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{0}
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *PluginInfo) GetKind() string {
@@ -204,7 +266,7 @@ type OptionValue struct {
 
 func (x *OptionValue) Reset() {
 	*x = OptionValue{}
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -216,7 +278,7 @@ func (x *OptionValue) String() string {
 func (*OptionValue) ProtoMessage() {}
 
 func (x *OptionValue) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[1]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -229,7 +291,7 @@ func (x *OptionValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionValue.ProtoReflect.Descriptor instead.
 func (*OptionValue) Descriptor() ([]byte, []int) {
-	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{1}
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *OptionValue) GetKind() isOptionValue_Kind {
@@ -324,7 +386,7 @@ type OptionSpec struct {
 
 func (x *OptionSpec) Reset() {
 	*x = OptionSpec{}
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +398,7 @@ func (x *OptionSpec) String() string {
 func (*OptionSpec) ProtoMessage() {}
 
 func (x *OptionSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +411,7 @@ func (x *OptionSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OptionSpec.ProtoReflect.Descriptor instead.
 func (*OptionSpec) Descriptor() ([]byte, []int) {
-	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *OptionSpec) GetName() string {
@@ -434,7 +496,7 @@ type FieldError struct {
 
 func (x *FieldError) Reset() {
 	*x = FieldError{}
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +508,7 @@ func (x *FieldError) String() string {
 func (*FieldError) ProtoMessage() {}
 
 func (x *FieldError) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +521,7 @@ func (x *FieldError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldError.ProtoReflect.Descriptor instead.
 func (*FieldError) Descriptor() ([]byte, []int) {
-	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *FieldError) GetOption() string {
@@ -487,7 +549,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +561,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_lmbench_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +574,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_lmbench_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Field) GetLabel() string {
@@ -533,7 +595,11 @@ var File_lmbench_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_lmbench_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x1elmbench/plugin/v1/plugin.proto\x12\x11lmbench.plugin.v1\"\xec\x01\n" +
+	"\x1elmbench/plugin/v1/plugin.proto\x12\x11lmbench.plugin.v1\"o\n" +
+	"\bHostInfo\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\x12%\n" +
+	"\x0eprotocol_minor\x18\x02 \x01(\rR\rprotocolMinor\x12\"\n" +
+	"\fcapabilities\x18\x03 \x03(\tR\fcapabilities\"\xec\x01\n" +
 	"\n" +
 	"PluginInfo\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
@@ -599,18 +665,19 @@ func file_lmbench_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_lmbench_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lmbench_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_lmbench_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_lmbench_plugin_v1_plugin_proto_goTypes = []any{
 	(OptionType)(0),     // 0: lmbench.plugin.v1.OptionType
-	(*PluginInfo)(nil),  // 1: lmbench.plugin.v1.PluginInfo
-	(*OptionValue)(nil), // 2: lmbench.plugin.v1.OptionValue
-	(*OptionSpec)(nil),  // 3: lmbench.plugin.v1.OptionSpec
-	(*FieldError)(nil),  // 4: lmbench.plugin.v1.FieldError
-	(*Field)(nil),       // 5: lmbench.plugin.v1.Field
+	(*HostInfo)(nil),    // 1: lmbench.plugin.v1.HostInfo
+	(*PluginInfo)(nil),  // 2: lmbench.plugin.v1.PluginInfo
+	(*OptionValue)(nil), // 3: lmbench.plugin.v1.OptionValue
+	(*OptionSpec)(nil),  // 4: lmbench.plugin.v1.OptionSpec
+	(*FieldError)(nil),  // 5: lmbench.plugin.v1.FieldError
+	(*Field)(nil),       // 6: lmbench.plugin.v1.Field
 }
 var file_lmbench_plugin_v1_plugin_proto_depIdxs = []int32{
 	0, // 0: lmbench.plugin.v1.OptionSpec.type:type_name -> lmbench.plugin.v1.OptionType
-	2, // 1: lmbench.plugin.v1.OptionSpec.default:type_name -> lmbench.plugin.v1.OptionValue
+	3, // 1: lmbench.plugin.v1.OptionSpec.default:type_name -> lmbench.plugin.v1.OptionValue
 	2, // [2:2] is the sub-list for method output_type
 	2, // [2:2] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -623,20 +690,20 @@ func file_lmbench_plugin_v1_plugin_proto_init() {
 	if File_lmbench_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_lmbench_plugin_v1_plugin_proto_msgTypes[1].OneofWrappers = []any{
+	file_lmbench_plugin_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{
 		(*OptionValue_StringValue)(nil),
 		(*OptionValue_IntValue)(nil),
 		(*OptionValue_FloatValue)(nil),
 		(*OptionValue_BoolValue)(nil),
 	}
-	file_lmbench_plugin_v1_plugin_proto_msgTypes[2].OneofWrappers = []any{}
+	file_lmbench_plugin_v1_plugin_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lmbench_plugin_v1_plugin_proto_rawDesc), len(file_lmbench_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -76,6 +76,7 @@ func (Phase) EnumDescriptor() ([]byte, []int) {
 
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          *v1.HostInfo           `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"` // minor 1
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -108,6 +109,13 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
 	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DescribeRequest) GetHost() *v1.HostInfo {
+	if x != nil {
+		return x.Host
+	}
+	return nil
 }
 
 type DescribeResponse struct {
@@ -388,10 +396,13 @@ func (x *ConfigureResponse) GetTitle() string {
 }
 
 type StepRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Phase         Phase                  `protobuf:"varint,1,opt,name=phase,proto3,enum=lmbench.workload.v1.Phase" json:"phase,omitempty"`
-	OffsetNs      int64                  `protobuf:"varint,2,opt,name=offset_ns,json=offsetNs,proto3" json:"offset_ns,omitempty"` // time since the phase started
-	InFlight      uint32                 `protobuf:"varint,3,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"` // requests of this phase sent and not yet reported finished
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Phase    Phase                  `protobuf:"varint,1,opt,name=phase,proto3,enum=lmbench.workload.v1.Phase" json:"phase,omitempty"`
+	OffsetNs int64                  `protobuf:"varint,2,opt,name=offset_ns,json=offsetNs,proto3" json:"offset_ns,omitempty"` // time since the phase started
+	InFlight uint32                 `protobuf:"varint,3,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"` // requests of this phase handed over (in flight or held) whose results the workload has not had
+	// Results finished since the last delivery (minor 1, capability
+	// "finished-in-step"; without it OnFinished carries them, before the Step).
+	Finished      []*Result `protobuf:"bytes,4,rep,name=finished,proto3" json:"finished,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -445,6 +456,13 @@ func (x *StepRequest) GetInFlight() uint32 {
 		return x.InFlight
 	}
 	return 0
+}
+
+func (x *StepRequest) GetFinished() []*Result {
+	if x != nil {
+		return x.Finished
+	}
+	return nil
 }
 
 // Content is text registered once and referenced by id from any later request.
@@ -582,17 +600,142 @@ func (*Segment_Text) isSegment_Kind() {}
 
 func (*Segment_ContentId) isSegment_Kind() {}
 
+// ToolCall is a function call made by the assistant (OpenAI's tool_calls
+// entry, type "function"). Minor 1, capability "tool-calls".
+type ToolCall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments     string                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // JSON text
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCall) Reset() {
+	*x = ToolCall{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCall) ProtoMessage() {}
+
+func (x *ToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
+func (*ToolCall) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ToolCall) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ToolCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+// Tool is a function the model may call (OpenAI's tools entry). Minor 1.
+type Tool struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description    string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	ParametersJson string                 `protobuf:"bytes,3,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"` // JSON Schema text; empty = none
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Tool) Reset() {
+	*x = Tool{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Tool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Tool) ProtoMessage() {}
+
+func (x *Tool) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Tool.ProtoReflect.Descriptor instead.
+func (*Tool) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Tool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Tool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Tool) GetParametersJson() string {
+	if x != nil {
+		return x.ParametersJson
+	}
+	return ""
+}
+
 type Message struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"` // system, user, assistant, tool or developer
 	Content       []*Segment             `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	ToolCalls     []*ToolCall            `protobuf:"bytes,3,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`      // minor 1: an assistant message's calls
+	ToolCallId    string                 `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"` // minor 1: the call a tool message answers
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[8]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +747,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[8]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +760,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{8}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Message) GetRole() string {
@@ -634,6 +777,20 @@ func (x *Message) GetContent() []*Segment {
 	return nil
 }
 
+func (x *Message) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *Message) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
 type Chat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
@@ -643,7 +800,7 @@ type Chat struct {
 
 func (x *Chat) Reset() {
 	*x = Chat{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[9]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +812,7 @@ func (x *Chat) String() string {
 func (*Chat) ProtoMessage() {}
 
 func (x *Chat) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[9]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +825,7 @@ func (x *Chat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chat.ProtoReflect.Descriptor instead.
 func (*Chat) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{9}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Chat) GetMessages() []*Message {
@@ -687,7 +844,7 @@ type Completion struct {
 
 func (x *Completion) Reset() {
 	*x = Completion{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[10]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +856,7 @@ func (x *Completion) String() string {
 func (*Completion) ProtoMessage() {}
 
 func (x *Completion) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[10]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +869,7 @@ func (x *Completion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Completion.ProtoReflect.Descriptor instead.
 func (*Completion) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{10}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Completion) GetPrompt() []*Segment {
@@ -734,14 +891,19 @@ type Request struct {
 	Tags      map[string]string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// When the request was due, as an offset in its phase; absent = the
 	// offset at which the Step that returned it was due.
-	ScheduledNs   *int64 `protobuf:"varint,6,opt,name=scheduled_ns,json=scheduledNs,proto3,oneof" json:"scheduled_ns,omitempty"`
+	ScheduledNs *int64  `protobuf:"varint,6,opt,name=scheduled_ns,json=scheduledNs,proto3,oneof" json:"scheduled_ns,omitempty"`
+	Tools       []*Tool `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"` // minor 1, chat only
+	// Minor 1, capability "look-ahead": above 0, the host holds the
+	// request until fewer than this many requests of its phase are in
+	// flight; held requests go out in order.
+	MaxInFlight   uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Request) Reset() {
 	*x = Request{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[11]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +915,7 @@ func (x *Request) String() string {
 func (*Request) ProtoMessage() {}
 
 func (x *Request) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[11]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +928,7 @@ func (x *Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Request.ProtoReflect.Descriptor instead.
 func (*Request) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{11}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Request) GetId() string {
@@ -822,6 +984,20 @@ func (x *Request) GetScheduledNs() int64 {
 	return 0
 }
 
+func (x *Request) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *Request) GetMaxInFlight() uint32 {
+	if x != nil {
+		return x.MaxInFlight
+	}
+	return 0
+}
+
 type isRequest_Body interface {
 	isRequest_Body()
 }
@@ -848,14 +1024,19 @@ type StepResponse struct {
 	//	*StepResponse_WakeAtOrOnFinishNs
 	//	*StepResponse_WaitForFinish
 	//	*StepResponse_Done
-	Next          isStepResponse_Next `protobuf_oneof:"next"`
+	//	*StepResponse_WaitForInFlightBelow
+	Next isStepResponse_Next `protobuf_oneof:"next"`
+	// Content no later request references (minor 1, capability
+	// "release-content"): the host drops it after resolving this response's
+	// requests.
+	Released      []string `protobuf:"bytes,7,rep,name=released,proto3" json:"released,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepResponse) Reset() {
 	*x = StepResponse{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[12]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1048,7 @@ func (x *StepResponse) String() string {
 func (*StepResponse) ProtoMessage() {}
 
 func (x *StepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[12]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1061,7 @@ func (x *StepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResponse.ProtoReflect.Descriptor instead.
 func (*StepResponse) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{12}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StepResponse) GetContents() []*Content {
@@ -940,6 +1121,22 @@ func (x *StepResponse) GetDone() bool {
 	return false
 }
 
+func (x *StepResponse) GetWaitForInFlightBelow() uint32 {
+	if x != nil {
+		if x, ok := x.Next.(*StepResponse_WaitForInFlightBelow); ok {
+			return x.WaitForInFlightBelow
+		}
+	}
+	return 0
+}
+
+func (x *StepResponse) GetReleased() []string {
+	if x != nil {
+		return x.Released
+	}
+	return nil
+}
+
 type isStepResponse_Next interface {
 	isStepResponse_Next()
 }
@@ -960,6 +1157,13 @@ type StepResponse_Done struct {
 	Done bool `protobuf:"varint,6,opt,name=done,proto3,oneof"` // phase done: no more requests
 }
 
+type StepResponse_WaitForInFlightBelow struct {
+	// Minor 1, capability "look-ahead": call Step again once fewer than
+	// this many requests are handed over (in flight or held) and not yet
+	// reported to the workload; at once if there already are.
+	WaitForInFlightBelow uint32 `protobuf:"varint,8,opt,name=wait_for_in_flight_below,json=waitForInFlightBelow,proto3,oneof"`
+}
+
 func (*StepResponse_WakeAtNs) isStepResponse_Next() {}
 
 func (*StepResponse_WakeAtOrOnFinishNs) isStepResponse_Next() {}
@@ -967,6 +1171,8 @@ func (*StepResponse_WakeAtOrOnFinishNs) isStepResponse_Next() {}
 func (*StepResponse_WaitForFinish) isStepResponse_Next() {}
 
 func (*StepResponse_Done) isStepResponse_Next() {}
+
+func (*StepResponse_WaitForInFlightBelow) isStepResponse_Next() {}
 
 type Result struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -980,13 +1186,14 @@ type Result struct {
 	InputTokens    int64                  `protobuf:"varint,8,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
 	OutputTokens   int64                  `protobuf:"varint,9,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
 	FinishOffsetNs int64                  `protobuf:"varint,10,opt,name=finish_offset_ns,json=finishOffsetNs,proto3" json:"finish_offset_ns,omitempty"` // finish time as an offset in the phase
+	ToolCalls      []*ToolCall            `protobuf:"bytes,11,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`                   // minor 1: the calls the answer streamed
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[13]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1205,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[13]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1218,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{13}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Result) GetId() string {
@@ -1084,6 +1291,13 @@ func (x *Result) GetFinishOffsetNs() int64 {
 	return 0
 }
 
+func (x *Result) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
 type OnFinishedRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Results       []*Result              `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
@@ -1093,7 +1307,7 @@ type OnFinishedRequest struct {
 
 func (x *OnFinishedRequest) Reset() {
 	*x = OnFinishedRequest{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[14]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1319,7 @@ func (x *OnFinishedRequest) String() string {
 func (*OnFinishedRequest) ProtoMessage() {}
 
 func (x *OnFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[14]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1332,7 @@ func (x *OnFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnFinishedRequest.ProtoReflect.Descriptor instead.
 func (*OnFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{14}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OnFinishedRequest) GetResults() []*Result {
@@ -1136,7 +1350,7 @@ type OnFinishedResponse struct {
 
 func (x *OnFinishedResponse) Reset() {
 	*x = OnFinishedResponse{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1362,7 @@ func (x *OnFinishedResponse) String() string {
 func (*OnFinishedResponse) ProtoMessage() {}
 
 func (x *OnFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,15 +1375,16 @@ func (x *OnFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnFinishedResponse.ProtoReflect.Descriptor instead.
 func (*OnFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{15}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{17}
 }
 
 var File_lmbench_workload_v1_workload_proto protoreflect.FileDescriptor
 
 const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\n" +
-	"\"lmbench/workload/v1/workload.proto\x12\x13lmbench.workload.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"\x11\n" +
-	"\x0fDescribeRequest\"\xc9\x01\n" +
+	"\"lmbench/workload/v1/workload.proto\x12\x13lmbench.workload.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"B\n" +
+	"\x0fDescribeRequest\x12/\n" +
+	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"\xc9\x01\n" +
 	"\x10DescribeResponse\x121\n" +
 	"\x04info\x18\x01 \x01(\v2\x1d.lmbench.plugin.v1.PluginInfoR\x04info\x127\n" +
 	"\aoptions\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.OptionSpecR\aoptions\x12\x19\n" +
@@ -1195,11 +1410,12 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x05title\x18\x05 \x01(\tR\x05title\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"y\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xb2\x01\n" +
 	"\vStepRequest\x120\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x1a.lmbench.workload.v1.PhaseR\x05phase\x12\x1b\n" +
 	"\toffset_ns\x18\x02 \x01(\x03R\boffsetNs\x12\x1b\n" +
-	"\tin_flight\x18\x03 \x01(\rR\binFlight\"-\n" +
+	"\tin_flight\x18\x03 \x01(\rR\binFlight\x127\n" +
+	"\bfinished\x18\x04 \x03(\v2\x1b.lmbench.workload.v1.ResultR\bfinished\"-\n" +
 	"\aContent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\"H\n" +
@@ -1207,15 +1423,27 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12\x1f\n" +
 	"\n" +
 	"content_id\x18\x02 \x01(\tH\x00R\tcontentIdB\x06\n" +
-	"\x04kind\"U\n" +
+	"\x04kind\"L\n" +
+	"\bToolCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"e\n" +
+	"\x04Tool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +
+	"\x0fparameters_json\x18\x03 \x01(\tR\x0eparametersJson\"\xb5\x01\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x126\n" +
-	"\acontent\x18\x02 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\acontent\"@\n" +
+	"\acontent\x18\x02 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\acontent\x12<\n" +
+	"\n" +
+	"tool_calls\x18\x03 \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\x12 \n" +
+	"\ftool_call_id\x18\x04 \x01(\tR\n" +
+	"toolCallId\"@\n" +
 	"\x04Chat\x128\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xe2\x02\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xb7\x03\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1225,12 +1453,14 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\n" +
 	"max_tokens\x18\x04 \x01(\x05R\tmaxTokens\x12:\n" +
 	"\x04tags\x18\x05 \x03(\v2&.lmbench.workload.v1.Request.TagsEntryR\x04tags\x12&\n" +
-	"\fscheduled_ns\x18\x06 \x01(\x03H\x01R\vscheduledNs\x88\x01\x01\x1a7\n" +
+	"\fscheduled_ns\x18\x06 \x01(\x03H\x01R\vscheduledNs\x88\x01\x01\x12/\n" +
+	"\x05tools\x18\a \x03(\v2\x19.lmbench.workload.v1.ToolR\x05tools\x12\"\n" +
+	"\rmax_in_flight\x18\b \x01(\rR\vmaxInFlight\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04bodyB\x0f\n" +
-	"\r_scheduled_ns\"\xa1\x02\n" +
+	"\r_scheduled_ns\"\xf7\x02\n" +
 	"\fStepResponse\x128\n" +
 	"\bcontents\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.ContentR\bcontents\x128\n" +
 	"\brequests\x18\x02 \x03(\v2\x1c.lmbench.workload.v1.RequestR\brequests\x12\x1e\n" +
@@ -1238,8 +1468,10 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"wake_at_ns\x18\x03 \x01(\x03H\x00R\bwakeAtNs\x125\n" +
 	"\x17wake_at_or_on_finish_ns\x18\x04 \x01(\x03H\x00R\x12wakeAtOrOnFinishNs\x12(\n" +
 	"\x0fwait_for_finish\x18\x05 \x01(\bH\x00R\rwaitForFinish\x12\x14\n" +
-	"\x04done\x18\x06 \x01(\bH\x00R\x04doneB\x06\n" +
-	"\x04next\"\xb4\x02\n" +
+	"\x04done\x18\x06 \x01(\bH\x00R\x04done\x128\n" +
+	"\x18wait_for_in_flight_below\x18\b \x01(\rH\x00R\x14waitForInFlightBelow\x12\x1a\n" +
+	"\breleased\x18\a \x03(\tR\breleasedB\x06\n" +
+	"\x04next\"\xf2\x02\n" +
 	"\x06Result\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x120\n" +
 	"\x05phase\x18\x02 \x01(\x0e2\x1a.lmbench.workload.v1.PhaseR\x05phase\x12\x18\n" +
@@ -1251,7 +1483,9 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\finput_tokens\x18\b \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\t \x01(\x03R\foutputTokens\x12(\n" +
 	"\x10finish_offset_ns\x18\n" +
-	" \x01(\x03R\x0efinishOffsetNs\"J\n" +
+	" \x01(\x03R\x0efinishOffsetNs\x12<\n" +
+	"\n" +
+	"tool_calls\x18\v \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\"J\n" +
 	"\x11OnFinishedRequest\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"\x14\n" +
 	"\x12OnFinishedResponse*C\n" +
@@ -1279,7 +1513,7 @@ func file_lmbench_workload_v1_workload_proto_rawDescGZIP() []byte {
 }
 
 var file_lmbench_workload_v1_workload_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(Phase)(0),                 // 0: lmbench.workload.v1.Phase
 	(*DescribeRequest)(nil),    // 1: lmbench.workload.v1.DescribeRequest
@@ -1290,57 +1524,65 @@ var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(*StepRequest)(nil),        // 6: lmbench.workload.v1.StepRequest
 	(*Content)(nil),            // 7: lmbench.workload.v1.Content
 	(*Segment)(nil),            // 8: lmbench.workload.v1.Segment
-	(*Message)(nil),            // 9: lmbench.workload.v1.Message
-	(*Chat)(nil),               // 10: lmbench.workload.v1.Chat
-	(*Completion)(nil),         // 11: lmbench.workload.v1.Completion
-	(*Request)(nil),            // 12: lmbench.workload.v1.Request
-	(*StepResponse)(nil),       // 13: lmbench.workload.v1.StepResponse
-	(*Result)(nil),             // 14: lmbench.workload.v1.Result
-	(*OnFinishedRequest)(nil),  // 15: lmbench.workload.v1.OnFinishedRequest
-	(*OnFinishedResponse)(nil), // 16: lmbench.workload.v1.OnFinishedResponse
-	nil,                        // 17: lmbench.workload.v1.ConfigureRequest.OptionsEntry
-	nil,                        // 18: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	nil,                        // 19: lmbench.workload.v1.Request.TagsEntry
-	(*v1.PluginInfo)(nil),      // 20: lmbench.plugin.v1.PluginInfo
-	(*v1.OptionSpec)(nil),      // 21: lmbench.plugin.v1.OptionSpec
-	(*v1.Field)(nil),           // 22: lmbench.plugin.v1.Field
-	(*v1.FieldError)(nil),      // 23: lmbench.plugin.v1.FieldError
-	(*v1.OptionValue)(nil),     // 24: lmbench.plugin.v1.OptionValue
+	(*ToolCall)(nil),           // 9: lmbench.workload.v1.ToolCall
+	(*Tool)(nil),               // 10: lmbench.workload.v1.Tool
+	(*Message)(nil),            // 11: lmbench.workload.v1.Message
+	(*Chat)(nil),               // 12: lmbench.workload.v1.Chat
+	(*Completion)(nil),         // 13: lmbench.workload.v1.Completion
+	(*Request)(nil),            // 14: lmbench.workload.v1.Request
+	(*StepResponse)(nil),       // 15: lmbench.workload.v1.StepResponse
+	(*Result)(nil),             // 16: lmbench.workload.v1.Result
+	(*OnFinishedRequest)(nil),  // 17: lmbench.workload.v1.OnFinishedRequest
+	(*OnFinishedResponse)(nil), // 18: lmbench.workload.v1.OnFinishedResponse
+	nil,                        // 19: lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	nil,                        // 20: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	nil,                        // 21: lmbench.workload.v1.Request.TagsEntry
+	(*v1.HostInfo)(nil),        // 22: lmbench.plugin.v1.HostInfo
+	(*v1.PluginInfo)(nil),      // 23: lmbench.plugin.v1.PluginInfo
+	(*v1.OptionSpec)(nil),      // 24: lmbench.plugin.v1.OptionSpec
+	(*v1.Field)(nil),           // 25: lmbench.plugin.v1.Field
+	(*v1.FieldError)(nil),      // 26: lmbench.plugin.v1.FieldError
+	(*v1.OptionValue)(nil),     // 27: lmbench.plugin.v1.OptionValue
 }
 var file_lmbench_workload_v1_workload_proto_depIdxs = []int32{
-	20, // 0: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
-	21, // 1: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
-	17, // 2: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
-	3,  // 3: lmbench.workload.v1.ConfigureRequest.common:type_name -> lmbench.workload.v1.Common
-	18, // 4: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	22, // 5: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
-	23, // 6: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
-	0,  // 7: lmbench.workload.v1.StepRequest.phase:type_name -> lmbench.workload.v1.Phase
-	8,  // 8: lmbench.workload.v1.Message.content:type_name -> lmbench.workload.v1.Segment
-	9,  // 9: lmbench.workload.v1.Chat.messages:type_name -> lmbench.workload.v1.Message
-	8,  // 10: lmbench.workload.v1.Completion.prompt:type_name -> lmbench.workload.v1.Segment
-	10, // 11: lmbench.workload.v1.Request.chat:type_name -> lmbench.workload.v1.Chat
-	11, // 12: lmbench.workload.v1.Request.completion:type_name -> lmbench.workload.v1.Completion
-	19, // 13: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
-	7,  // 14: lmbench.workload.v1.StepResponse.contents:type_name -> lmbench.workload.v1.Content
-	12, // 15: lmbench.workload.v1.StepResponse.requests:type_name -> lmbench.workload.v1.Request
-	0,  // 16: lmbench.workload.v1.Result.phase:type_name -> lmbench.workload.v1.Phase
-	14, // 17: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
-	24, // 18: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	24, // 19: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 20: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
-	4,  // 21: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
-	6,  // 22: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
-	15, // 23: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
-	2,  // 24: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
-	5,  // 25: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
-	13, // 26: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
-	16, // 27: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
-	24, // [24:28] is the sub-list for method output_type
-	20, // [20:24] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	22, // 0: lmbench.workload.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
+	23, // 1: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
+	24, // 2: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
+	19, // 3: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	3,  // 4: lmbench.workload.v1.ConfigureRequest.common:type_name -> lmbench.workload.v1.Common
+	20, // 5: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	25, // 6: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
+	26, // 7: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
+	0,  // 8: lmbench.workload.v1.StepRequest.phase:type_name -> lmbench.workload.v1.Phase
+	16, // 9: lmbench.workload.v1.StepRequest.finished:type_name -> lmbench.workload.v1.Result
+	8,  // 10: lmbench.workload.v1.Message.content:type_name -> lmbench.workload.v1.Segment
+	9,  // 11: lmbench.workload.v1.Message.tool_calls:type_name -> lmbench.workload.v1.ToolCall
+	11, // 12: lmbench.workload.v1.Chat.messages:type_name -> lmbench.workload.v1.Message
+	8,  // 13: lmbench.workload.v1.Completion.prompt:type_name -> lmbench.workload.v1.Segment
+	12, // 14: lmbench.workload.v1.Request.chat:type_name -> lmbench.workload.v1.Chat
+	13, // 15: lmbench.workload.v1.Request.completion:type_name -> lmbench.workload.v1.Completion
+	21, // 16: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
+	10, // 17: lmbench.workload.v1.Request.tools:type_name -> lmbench.workload.v1.Tool
+	7,  // 18: lmbench.workload.v1.StepResponse.contents:type_name -> lmbench.workload.v1.Content
+	14, // 19: lmbench.workload.v1.StepResponse.requests:type_name -> lmbench.workload.v1.Request
+	0,  // 20: lmbench.workload.v1.Result.phase:type_name -> lmbench.workload.v1.Phase
+	9,  // 21: lmbench.workload.v1.Result.tool_calls:type_name -> lmbench.workload.v1.ToolCall
+	16, // 22: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
+	27, // 23: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	27, // 24: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 25: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
+	4,  // 26: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
+	6,  // 27: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
+	17, // 28: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
+	2,  // 29: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
+	5,  // 30: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
+	15, // 31: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
+	18, // 32: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
+	29, // [29:33] is the sub-list for method output_type
+	25, // [25:29] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_workload_v1_workload_proto_init() }
@@ -1352,15 +1594,16 @@ func file_lmbench_workload_v1_workload_proto_init() {
 		(*Segment_Text)(nil),
 		(*Segment_ContentId)(nil),
 	}
-	file_lmbench_workload_v1_workload_proto_msgTypes[11].OneofWrappers = []any{
+	file_lmbench_workload_v1_workload_proto_msgTypes[13].OneofWrappers = []any{
 		(*Request_Chat)(nil),
 		(*Request_Completion)(nil),
 	}
-	file_lmbench_workload_v1_workload_proto_msgTypes[12].OneofWrappers = []any{
+	file_lmbench_workload_v1_workload_proto_msgTypes[14].OneofWrappers = []any{
 		(*StepResponse_WakeAtNs)(nil),
 		(*StepResponse_WakeAtOrOnFinishNs)(nil),
 		(*StepResponse_WaitForFinish)(nil),
 		(*StepResponse_Done)(nil),
+		(*StepResponse_WaitForInFlightBelow)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1368,7 +1611,7 @@ func file_lmbench_workload_v1_workload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lmbench_workload_v1_workload_proto_rawDesc), len(file_lmbench_workload_v1_workload_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

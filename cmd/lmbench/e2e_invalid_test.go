@@ -1,0 +1,50 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lmbench/lmbench/cmd/lmbench/internal/badworkload"
+	"github.com/lmbench/lmbench/sdk/sdktest"
+)
+
+// A workload that returns an invalid request gets the same error from
+// sdktest and from the real host: both run the same interpreter and
+// validator. The valid request before it is still sent and measured.
+func TestInvalidRequestSameErrorInSdktestAndHost(t *testing.T) {
+	needBinaries(t)
+	t.Parallel()
+	bin := buildPlugin(t, "badplugin", filepath.Join(t.TempDir(), "lmbench-workload-bad"))
+	for _, tc := range []struct{ mode, want string }{
+		{"max-tokens", `measure phase: workload bad returned an invalid request: request "q1": max_tokens: must be >= 1, got -5`},
+		{"empty-prompt", `measure phase: workload bad returned an invalid request: request "q1": prompt: is empty`},
+		{"duplicate-id", `measure phase: workload bad returned an invalid request: request "ok": id: is not unique: an earlier request of this run has it`},
+		{"unregistered", `measure phase: workload bad returned an invalid request: request "q1": messages[0].content[0]: references content "never-registered", which is not registered (or was released)`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			tr, err := sdktest.RunE(badworkload.Definition, sdktest.Options{Options: map[string]any{"mode": tc.mode}})
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("sdktest: %v\nwant %s", err, tc.want)
+			}
+			if len(tr.Measured()) != 1 || tr.Measured()[0].ID != "ok" {
+				t.Errorf("sdktest sent %v, want the valid request only", sdktest.IDs(tr.Requests))
+			}
+
+			eng := newFakeEngine(t)
+			out := t.TempDir()
+			r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload-plugin", bin, "--bad-mode", tc.mode,
+				"--tokens-per-gb-kvcache", "1000", "--no-interactive", "--output-dir", out)
+			if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("host: exit %d, want 1 and %q in stderr:\n%s", r.code, tc.want, r.stderr)
+			}
+			if reqs := eng.requests(); len(reqs) != 1 || !strings.Contains(promptOf(reqs[0]), "a valid question") {
+				t.Errorf("the engine got %d requests, want the valid one only", len(reqs))
+			}
+			if rows := readCSV(t, filepath.Join(out, "bench_results.csv")); len(rows) != 2 || rows[1][0] != "ok" {
+				t.Errorf("bench_results.csv: %v, want the valid request's row", rows)
+			}
+		})
+	}
+}

@@ -1,0 +1,379 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/export"
+	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/core/stats"
+	"github.com/lmbench/lmbench/core/telemetry"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/runloop"
+)
+
+// ExportTarget is an exporter as a run uses it (plugin.Exporter). Its
+// errors name the exporter already.
+type ExportTarget interface {
+	Configure(ctx context.Context, opts protocol.Values, run record.Run) (protocol.Configured, error)
+	export.Exporter
+}
+
+// Exporter is an exporter to configure and feed.
+type Exporter struct {
+	Name    string
+	Plugin  ExportTarget
+	Options protocol.Values // set above the plugin's defaults
+	// Flag maps an option name to where its value came from, for errors.
+	Flag func(option string) string
+}
+
+// Plan is everything a run needs.
+type Plan struct {
+	// Workload is the configured workload; Plugin its name for errors.
+	Workload     protocol.WorkloadService
+	Plugin       string
+	WantsText    bool
+	Capabilities protocol.Capabilities // negotiated with the workload
+	TagKeys      []string
+	Sender       Sender
+	Exporters    []Exporter
+	Report       report.Config // what the summary reports (no secrets)
+	// Config is the resolved configuration recorded in the journal and
+	// exporter metadata (a JSON object, no secrets).
+	Config  json.RawMessage
+	Version string
+	// Planned is the number of measured requests, if known (progress).
+	Planned int
+	Log     zerolog.Logger
+	// Stdout receives the terminal summary. Progress, when non-nil,
+	// receives a Snapshot every ProgressEvery (DefaultProgressEvery when
+	// 0) and is closed once the run loop has stopped, before the summary
+	// is printed.
+	Stdout        io.Writer
+	Progress      ProgressSink
+	ProgressEvery time.Duration
+	DrainTimeout  time.Duration
+	// Tracing records the run as OpenTelemetry spans (run, phases,
+	// requests) and sends each request's traceparent to the engine; nil
+	// records nothing and sends no extra header.
+	Tracing *telemetry.Provider
+}
+
+// Result is how the run went.
+type Result struct {
+	RunID       string
+	Final       stats.Final
+	Interrupted bool
+	Files       []string
+	// Err is the first error (workload, journal or exporter); the summary
+	// and files are still written when it is set.
+	Err error
+}
+
+// NewRunID returns a sortable, unique run id.
+func NewRunID(t time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Execute runs the plan. The returned error is only for failures before
+// anything was measured (journal or exporter setup); later failures are in
+// Result.Err, after every file was written.
+func Execute(ctx context.Context, p Plan) (*Result, error) {
+	wallStart := time.Now()
+	res := &Result{RunID: NewRunID(wallStart)}
+	run := record.Run{
+		ID: res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
+		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
+	}
+	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
+		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
+	}
+	journal, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), run)
+	if err != nil {
+		return nil, err
+	}
+	targets, err := configureExporters(ctx, p.Exporters, run)
+	if err != nil {
+		journal.Close(nil)
+		return nil, err
+	}
+	fan := export.NewFanout(targets, export.Options{}, p.Log)
+
+	obs := &observer{
+		runID: res.RunID, workload: p.Report.Workload, wallStart: wallStart,
+		journal: journal, fan: fan, live: stats.NewLive(wallStart),
+	}
+	var header func() http.Header
+	if p.Tracing != nil {
+		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
+			RunID: res.RunID, Workload: p.Report.Workload, Version: p.Version, Model: p.Report.Model,
+			EngineURL: engineURL(p.Sender), Start: wallStart,
+		})
+		header = obs.trace.Header
+	}
+	tr := newTransport(ctx, p.Sender, header)
+	defer tr.close()
+	stopProgress := startProgress(ctx, p, obs)
+	outcome, runErr := runloop.Run(ctx, runloop.Config[Measured]{
+		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
+		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
+		OnDrain: func(n int, abandoned bool) {
+			if abandoned {
+				p.Log.Warn().Int("in_flight", n).Msg("drain timeout: cancelling in-flight requests (recorded as failed)")
+			} else {
+				p.Log.Warn().Int("in_flight", n).Str("timeout", drainTimeout(p.DrainTimeout).String()).Msg("waiting for in-flight requests")
+			}
+		},
+	})
+	stopProgress()
+	res.Interrupted = outcome.Interrupted
+	res.Err = runErr
+	if obs.err != nil && !errors.Is(runErr, obs.err) {
+		res.Err = errors.Join(res.Err, obs.err) // the observer failed after the loop had stopped
+	}
+
+	// The final numbers come from the journal: the run kept no samples.
+	var hasSchedule bool
+	if err := journal.Flush(); err != nil {
+		res.Err = errors.Join(res.Err, err)
+	}
+	measured, _ := obs.live.Counts()
+	res.Final, hasSchedule, err = finalFromJournal(journal.Path(), obs.wall(outcome.MeasureStart), measured)
+	if err != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", err))
+		res.Final = stats.Final{Aggregated: obs.live.Current(time.Now())}
+	}
+	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Interrupted, HasSchedule: hasSchedule}
+	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
+	for _, r := range fan.Finish(summary, 60*time.Second) {
+		if r.Err != nil {
+			res.Err = errors.Join(res.Err, r.Err)
+		}
+		for _, f := range r.Files {
+			res.Files = append(res.Files, f.Path)
+			p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
+		}
+	}
+	if err := journal.Close(&summary); err != nil {
+		res.Err = errors.Join(res.Err, err)
+	}
+	if obs.trace != nil {
+		obs.trace.End(telemetry.RunEnd{
+			End: obs.wallTime(time.Now()), Requests: res.Final.TotalRequests, Failed: res.Final.FailedRequests,
+			Interrupted: res.Interrupted, Err: res.Err,
+		})
+	}
+	report.Terminal(p.Stdout, p.Report, rep, res.Final)
+	if p.Report.ExportJSON {
+		path := filepath.Join(p.Report.OutputDir, "bench_summary.json")
+		if err := os.WriteFile(path, summary.JSON, 0o644); err != nil {
+			res.Err = errors.Join(res.Err, fmt.Errorf("JSON summary: %w", err))
+		} else {
+			res.Files = append(res.Files, path)
+			p.Log.Info().Str("path", path).Msg("JSON summary written")
+		}
+	}
+	return res, nil
+}
+
+func drainTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return 30 * time.Second
+	}
+	return d
+}
+
+// configureExporters configures every exporter for run.
+func configureExporters(ctx context.Context, exps []Exporter, run record.Run) ([]export.Target, error) {
+	var targets []export.Target
+	for _, e := range exps {
+		resp, err := e.Plugin.Configure(ctx, e.Options, run)
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Errors) > 0 {
+			return nil, fieldErrors(resp.Errors, e.Name, e.Flag)
+		}
+		targets = append(targets, export.Target{Name: e.Name, Exporter: e.Plugin, Wrap: named})
+	}
+	return targets, nil
+}
+
+// named passes on an error that names its exporter already.
+func named(_ string, err error) error { return err }
+
+// summaryOf is the run's summary: the terminal's numbers as
+// bench_summary.json, and the counts exporters get.
+func summaryOf(runID string, cfg report.Config, run report.Run, f stats.Final) record.Summary {
+	return record.Summary{
+		RunID: runID, JSON: report.SummaryJSON(cfg, run, f),
+		Total: int64(f.TotalRequests), Successful: int64(f.SuccessfulRequests),
+		Failed: int64(f.FailedRequests), Elapsed: f.ElapsedTime, Interrupted: run.Interrupted,
+	}
+}
+
+// FieldError is a Configure error pointing at a flag.
+type FieldError struct{ Flag, Message string }
+
+func (e *FieldError) Error() string {
+	if e.Flag == "" {
+		return e.Message
+	}
+	return e.Flag + ": " + e.Message
+}
+
+// FieldErrors converts a plugin's Configure errors, each naming the flag
+// (or key, or variable) its option's value came from.
+func FieldErrors(errs []protocol.FieldError, plugin string, flag func(string) string) error {
+	return fieldErrors(errs, plugin, flag)
+}
+
+func fieldErrors(errs []protocol.FieldError, plugin string, flag func(string) string) error {
+	var out []error
+	for _, fe := range errs {
+		f := ""
+		if fe.Option != "" && flag != nil {
+			f = flag(fe.Option)
+		}
+		if f == "" && plugin != "" {
+			f = plugin
+		}
+		out = append(out, &FieldError{Flag: f, Message: fe.Message})
+	}
+	return errors.Join(out...)
+}
+
+// observer connects the run loop to the journal, stats, exporters and progress.
+type observer struct {
+	runID, workload string
+	wallStart       time.Time
+	journal         *record.Journal
+	fan             *export.Fanout
+	live            *stats.Live // running numbers, for progress
+	err             error
+	trace           *telemetry.Run // nil when tracing is off
+
+	mu         sync.Mutex
+	phase      protocol.Phase
+	phaseStart time.Time
+	lags       lagRing // recent dispatch lags, for progress
+	sent       atomic.Int64
+	done       atomic.Int64
+	failed     atomic.Int64
+}
+
+func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
+	if o.trace != nil {
+		o.trace.StartPhase(ph.String(), o.wallTime(start))
+	}
+	o.mu.Lock()
+	o.phase, o.phaseStart = ph, start
+	o.mu.Unlock()
+	o.sent.Store(0)
+	o.done.Store(0)
+	o.failed.Store(0)
+	if ph == protocol.Measure {
+		o.live.Reset(start)
+		o.lags.reset()
+	}
+}
+
+func (o *observer) PhaseEnded(_ protocol.Phase, end time.Time) {
+	if o.trace != nil {
+		o.trace.EndPhase(o.wallTime(end))
+	}
+}
+
+func (o *observer) Sent(*runloop.Outgoing) { o.sent.Add(1) }
+
+// wall converts a monotonic reading to wall-clock time anchored at the
+// run's start, so wall-clock jumps during the run cannot skew timestamps.
+func (o *observer) wall(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return time.Unix(0, o.wallStart.UnixNano()+int64(t.Sub(o.wallStart)))
+}
+
+// wallTime is wall for times that are never zero (spans).
+func (o *observer) wallTime(t time.Time) time.Time { return o.wall(t) }
+
+func recordPhase(p protocol.Phase) record.Phase {
+	if p == protocol.Warmup {
+		return record.Warmup
+	}
+	return record.Measure
+}
+
+func (o *observer) Finished(f *runloop.Finished[Measured]) error {
+	r := &f.Measured.Result
+	rec := &record.Record{
+		RunID: o.runID, Workload: o.workload, Phase: recordPhase(f.Req.Phase),
+		RequestID: f.Req.ID, Tags: f.Req.Tags, Success: r.Success, Error: r.Error,
+		TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(), ITL: r.ITL.Seconds(),
+		InputTokens: int64(r.InputTokens), OutputTokens: int64(r.OutputTokens), CachedTokens: int64(r.CachedTokens),
+		Scheduled: o.wall(f.Req.Due), ExplicitSchedule: f.Req.Explicit, Submit: o.wall(r.Submit),
+		FirstToken: o.wall(r.FirstToken), Finish: o.wall(r.Finish), Seq: f.Seq,
+	}
+	// The journal first: once it has the record, the request is safe.
+	if err := o.journal.Append(rec); err != nil {
+		o.err = err
+		return err
+	}
+	if err := o.journal.Flush(); err != nil {
+		o.err = err
+		return err
+	}
+	if o.trace != nil {
+		o.trace.Request(rec, telemetry.Sent{Header: f.Measured.Header, MaxTokens: f.Req.MaxTokens, Completion: f.Req.Completion})
+	}
+	if f.Req.Phase == protocol.Measure {
+		// Dispatch lag is reported for workloads that schedule requests
+		// (e.g. k/qps); for the rest "due" is only when their Step ran.
+		lag := math.NaN()
+		if f.Req.Explicit {
+			lag = r.Submit.Sub(f.Req.Due).Seconds()
+			o.lags.add(lag * 1000)
+		}
+		o.live.Add(stats.Sample{
+			Success: r.Success, TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(),
+			ITL: r.ITL.Seconds(), DispatchLag: lag,
+			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Finish: r.Finish,
+		})
+	}
+	// Counted after the live numbers, so a snapshot never shows a request
+	// done that its means leave out.
+	o.done.Add(1)
+	if !r.Success {
+		o.failed.Add(1)
+	}
+	o.fan.Add(rec)
+	return nil
+}
+
+// engineURL is the sender's base URL when it has one (engine.Sender does),
+// for the server.* span attributes.
+func engineURL(s Sender) string {
+	if b, ok := s.(interface{ BaseURL() string }); ok {
+		return b.BaseURL()
+	}
+	return ""
+}

@@ -1,0 +1,204 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/lmcache"
+	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// BuiltinEngine is the engine URL that starts the built-in simulated
+// engine inside the run.
+const BuiltinEngine = "builtin"
+
+// Setup is what Prepare needs, as the configuration resolved it; each
+// Origin names the flag, key or variable a value came from, for errors.
+type Setup struct {
+	EngineURL    string // "builtin", a URL, host:port, or a port
+	EngineOrigin string
+	// Sim configures the built-in engine; SimFlags are the --sim-* flags
+	// given (an error without the built-in engine).
+	Sim      sim.Config
+	SimFlags []string
+
+	LMCacheURL string
+	// Model is matched on LMCache's /status ("" = detect it from
+	// /v1/models); ServedModel is sent to the engine ("" = Model).
+	Model, ServedModel string
+	// TokensPerGB is read from LMCache's /status unless HasTokensPerGB.
+	TokensPerGB     int64
+	HasTokensPerGB  bool
+	TokensOrigin    string
+	KVCacheVolumeGB float64
+	KVOrigin        string
+	Seed            int64
+	APIKey          string
+
+	Workload *Workload
+	// Options are the workload's options set above its defaults.
+	Options protocol.Values
+	// OptionOrigin maps a workload option to where its value came from.
+	OptionOrigin func(option string) string
+}
+
+// Prepared is a run ready to execute: the engine found, the model and
+// tokens per GB known, the workload configured.
+type Prepared struct {
+	EngineURL   string // where requests go
+	ReportURL   string // as shown in the summary (no credentials)
+	APIKey      string
+	Model       string // matched on LMCache's /status
+	Served      string // sent to the engine
+	TokensPerGB int64
+	Configured  protocol.Configured
+	// ModelDetected and TokensResolved say which of them Prepare found out.
+	ModelDetected, TokensResolved bool
+
+	closers []func()
+}
+
+// Close stops what Prepare started (the built-in engine).
+func (p *Prepared) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
+
+// Prepare resolves what needs the network: it starts the built-in engine
+// (when asked), detects the model, reads tokens per GB from LMCache when
+// not given, then configures the workload. On error nothing it started
+// keeps running.
+func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err error) {
+	if s.KVCacheVolumeGB <= 0 {
+		return nil, fmt.Errorf("%s: must be positive, got %s", s.KVOrigin, strconv.FormatFloat(s.KVCacheVolumeGB, 'g', -1, 64))
+	}
+	p := &Prepared{APIKey: s.APIKey}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	engineURL := PortOnly(s.EngineURL)
+	if engineURL == BuiltinEngine {
+		srv, err := sim.New(s.Sim, log.With().Str("component", "sim").Logger())
+		if err != nil {
+			return nil, UsageError{err}
+		}
+		base, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("built-in engine: %w", err)
+		}
+		p.closers = append(p.closers, func() { srv.Close() })
+		p.EngineURL, p.ReportURL = base, "builtin ("+base+")"
+		log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
+	} else {
+		if len(s.SimFlags) > 0 {
+			return nil, UsageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), RedactURL(engineURL))}
+		}
+		if err := CheckURL(engineURL); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.EngineOrigin, err)
+		}
+		p.EngineURL, p.ReportURL = engineURL, RedactURL(engine.NormalizeURL(engineURL))
+	}
+
+	p.Model = s.Model
+	if p.Model == "" {
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		model, err := engine.DetectModel(dctx, engine.NormalizeURL(p.EngineURL), p.APIKey, nil)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		log.Info().Str("model", model).Msg("model auto-detected")
+		p.Model, p.ModelDetected = model, true
+	}
+	p.Served = s.ServedModel
+	if p.Served == "" {
+		p.Served = p.Model
+	}
+	p.TokensPerGB = s.TokensPerGB
+	if !s.HasTokensPerGB {
+		// Never a default LMCache URL (the original's quirk Q3): the caller
+		// has made sure one was given, or the built-in engine serves its
+		// own LMCache-shaped /status.
+		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		tpg, layout, err := lmcache.TokensPerGB(tctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, nil)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		log.Info().Int64("cache_size_per_token", layout.CacheSizePerToken).Int64("world_size", layout.WorldSize).
+			Int64("tokens_per_gb", tpg).Msg("tokens per GB from LMCache")
+		p.TokensPerGB, p.TokensResolved = tpg, true
+	}
+	if p.TokensPerGB <= 0 {
+		return nil, fmt.Errorf("%s: must be positive, got %d", s.TokensOrigin, p.TokensPerGB)
+	}
+
+	w := s.Workload
+	cr, err := w.Service().Configure(ctx, protocol.WorkloadConfig{Options: s.Options, Common: protocol.Common{
+		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if len(cr.Errors) > 0 {
+		return nil, FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+	}
+	p.Configured = cr
+	return p, nil
+}
+
+// HasStatusSource reports whether tokens per GB can be read from an
+// LMCache-shaped /status: given an LMCache URL, or with the built-in
+// engine, whose /status reports its own tokens per GB.
+func HasStatusSource(lmcacheURL, engineURL string) bool {
+	return lmcacheURL != "" || PortOnly(engineURL) == BuiltinEngine
+}
+
+// statusSourceURL returns the server to read /status from: the LMCache
+// URL if given, else the built-in engine (base: its URL once started).
+func statusSourceURL(lmcacheURL, engineURL, base string) string {
+	if lmcacheURL != "" || engineURL != BuiltinEngine {
+		return lmcacheURL
+	}
+	return base
+}
+
+// CheckURL tells whether an engine or LMCache address, as typed, makes a
+// URL once normalised.
+func CheckURL(raw string) error {
+	if _, err := url.Parse(engine.NormalizeURL(PortOnly(raw))); err != nil {
+		return fmt.Errorf("%q is not a URL: %v", RedactURL(raw), err)
+	}
+	return nil
+}
+
+// PortOnly reads a bare port number as a server on this machine
+// ("8000" → "http://localhost:8000"), as the original's setup does.
+func PortOnly(u string) string {
+	if n, err := strconv.Atoi(strings.TrimSpace(u)); err == nil && n > 0 && n < 65536 {
+		return "http://localhost:" + strconv.Itoa(n)
+	}
+	return u
+}
+
+// RedactURL drops credentials from a URL before it is printed or exported.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}

@@ -1,0 +1,137 @@
+package host
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/runloop"
+)
+
+// Sender sends one request and measures it; it never fails, a failure is
+// a Result. engine.Sender is the real one.
+type Sender interface {
+	Send(ctx context.Context, req engine.Request) engine.Result
+}
+
+var _ Sender = (*engine.Sender)(nil)
+
+// Measured is what the host keeps of a sent request besides what the
+// workload hears: the engine's timings, and the headers it was sent with
+// (its traceparent).
+type Measured struct {
+	Result engine.Result
+	Header http.Header
+}
+
+// transport is the run loop's transport on the real clock: every request
+// is sent on its own goroutine, so sending never waits for the loop, and
+// results come back over a channel.
+type transport struct {
+	sender  Sender
+	header  func() http.Header // per request; nil = none
+	ctx     context.Context    // of the sends: cancelled by Abandon
+	abandon context.CancelFunc
+	results chan runloop.Finished[Measured]
+	timer   *time.Timer
+}
+
+func newTransport(ctx context.Context, s Sender, header func() http.Header) *transport {
+	// Requests keep their own context: Ctrl-C stops stepping but lets
+	// in-flight requests finish (until the drain timeout abandons them).
+	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &transport{sender: s, header: header, ctx: sendCtx, abandon: cancel,
+		results: make(chan runloop.Finished[Measured], 1024), timer: t}
+}
+
+func (t *transport) Now() time.Time { return time.Now() }
+
+func (t *transport) Send(out *runloop.Outgoing) {
+	req := engineRequest(out)
+	if t.header != nil {
+		req.Header = t.header()
+	}
+	go func() {
+		res := t.sender.Send(t.ctx, req)
+		t.results <- runloop.Finished[Measured]{Req: out, Outcome: outcome(&res), Measured: Measured{Result: res, Header: req.Header}}
+	}()
+	// Let the request's goroutine run now, on this thread, until it has
+	// written the request and waits for the engine: otherwise it waits
+	// for the loop to block (tens of µs) before the request even leaves.
+	runtime.Gosched()
+}
+
+func (t *transport) Poll() []runloop.Finished[Measured] {
+	var out []runloop.Finished[Measured]
+	for {
+		select {
+		case f := <-t.results:
+			out = append(out, f)
+		default:
+			return out
+		}
+	}
+}
+
+func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finished[Measured] {
+	var timeout <-chan time.Time
+	if !until.IsZero() {
+		t.timer.Reset(max(time.Until(until), 0))
+		timeout = t.timer.C
+		defer t.timer.Stop()
+	}
+	select {
+	case f := <-t.results:
+		// Take everything else already finished, so the workload hears of
+		// simultaneous finishes together.
+		return append([]runloop.Finished[Measured]{f}, t.Poll()...)
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func (t *transport) Abandon() { t.abandon() }
+
+func (t *transport) close() { t.abandon() }
+
+// engineRequest is the request the engine sender sends for out.
+func engineRequest(out *runloop.Outgoing) engine.Request {
+	req := engine.Request{ID: out.ID, Prompt: out.Prompt, Completion: out.Completion, MaxTokens: out.MaxTokens}
+	if len(out.Messages) > 0 {
+		req.Messages = make([]engine.Message, len(out.Messages))
+		for i, m := range out.Messages {
+			req.Messages[i] = engine.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolCalls: toolCalls(m.ToolCalls)}
+		}
+	}
+	for _, tl := range out.Tools {
+		req.Tools = append(req.Tools, engine.Tool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters})
+	}
+	return req
+}
+
+func toolCalls(tcs []protocol.ToolCall) []engine.ToolCall {
+	if len(tcs) == 0 {
+		return nil
+	}
+	out := make([]engine.ToolCall, len(tcs))
+	for i, tc := range tcs {
+		out[i] = engine.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+	}
+	return out
+}
+
+// outcome is what the workload hears of res.
+func outcome(res *engine.Result) runloop.Outcome {
+	o := runloop.Outcome{Success: res.Success, Error: res.Error, Text: res.Text, TTFT: res.TTFT(), Latency: res.Latency(),
+		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, Finish: res.Finish}
+	for _, tc := range res.ToolCalls {
+		o.ToolCalls = append(o.ToolCalls, protocol.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return o
+}

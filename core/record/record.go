@@ -1,0 +1,76 @@
+// Package record is the host's data model: a finished request (Record),
+// the run it belongs to (Run) and how the run ended (Summary), and their
+// lasting form, the journal: one JSON object per line, versioned and
+// documented in docs/results-schema.md. The run loop's observer builds
+// Records; the journal, the stats, the telemetry and the exporter fan-out
+// all take them; only core/plugin turns them into the exporter protocol.
+package record
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Phase is the phase a request belongs to: "warmup" or "measure".
+type Phase string
+
+const (
+	Warmup  Phase = "warmup"
+	Measure Phase = "measure"
+)
+
+// Record is one finished request. Durations are seconds (TTFT is -1 for a
+// failed request, as in the original tool); a zero time means "none".
+// Timestamps are wall-clock times derived from the host's monotonic clock,
+// anchored at the run's start.
+type Record struct {
+	RunID        string
+	Workload     string
+	Phase        Phase
+	RequestID    string
+	Tags         map[string]string
+	Success      bool
+	Error        string
+	TTFT         float64
+	Latency      float64
+	DecodeSpeed  float64
+	ITL          float64 // mean gap between content chunks, seconds
+	InputTokens  int64
+	OutputTokens int64
+	CachedTokens int64
+	Scheduled    time.Time
+	// ExplicitSchedule: the workload set Scheduled (a k/qps schedule), so
+	// Submit-Scheduled is dispatch lag; otherwise Scheduled is when the
+	// Step that returned the request was due.
+	ExplicitSchedule bool
+	Submit           time.Time
+	FirstToken       time.Time
+	Finish           time.Time
+	Seq              int64 // completion order in the run, from 1
+}
+
+// Run describes a run: the journal's first line, and what exporters are
+// configured with.
+type Run struct {
+	ID        string
+	Workload  string
+	Model     string
+	OutputDir string
+	Version   string   // lmbench's
+	TagKeys   []string // the workload's declared tag keys, in order
+	// Config is the resolved configuration as a JSON object (no secrets).
+	Config  json.RawMessage
+	Started time.Time
+}
+
+// Summary is how the measured phase ended.
+type Summary struct {
+	RunID string
+	// JSON is bench_summary.json's content: {"config": …, "results": …, "run": …}.
+	JSON        json.RawMessage
+	Total       int64
+	Successful  int64
+	Failed      int64
+	Elapsed     float64 // seconds
+	Interrupted bool
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fails when an import crosses a wall (tests included), reading the import
+# lists from `go list`, which sees generated code too:
+#   - no package under core/ or cmd/ imports sdk/proto (only sdk/wire
+#     meets the generated protobuf code);
+#   - nothing in sdk/ imports core/ or a plugin;
+#   - plugins import the SDK, never core/ or cmd/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=github.com/lmbench/lmbench
+bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' work |
+	awk -v m="$mod" '
+	{
+		pkg = $1
+		for (i = 2; i <= NF; i++) {
+			imp = $i
+			if ((index(pkg, m "/core") == 1 || index(pkg, m "/cmd") == 1) && index(imp, m "/sdk/proto/") == 1)
+				print pkg " imports " imp " (only sdk/wire may: use package protocol)"
+			if (index(pkg, m "/sdk") == 1 && (index(imp, m "/core") == 1 || index(imp, m "/plugins") == 1 || index(imp, m "/cmd") == 1))
+				print pkg " imports " imp " (the SDK never imports the host)"
+			if (index(pkg, m "/plugins") == 1 && (index(imp, m "/core") == 1 || index(imp, m "/cmd") == 1))
+				print pkg " imports " imp " (plugins import only the SDK)"
+		}
+	}' | sort -u)
+if [ -n "$bad" ]; then
+	echo "import walls crossed:"
+	echo "$bad"
+	exit 1
+fi
+echo "import walls hold"

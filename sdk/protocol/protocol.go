@@ -1,0 +1,401 @@
+package protocol
+
+import (
+	"slices"
+	"time"
+)
+
+// Major is the protocol major: the go-plugin protocol version and the "v1"
+// in the proto package paths. Minor grows with every additive change.
+const (
+	Major = 1
+	Minor = 1
+)
+
+// Capabilities added by minors. A peer uses one only when both announced it.
+const (
+	// FinishedInStep: the plugin reads StepRequest.Finished, so the host
+	// delivers finished results inside the next Step (one round trip per
+	// loop turn) instead of an OnFinished call before it. (minor 1)
+	FinishedInStep = "finished-in-step"
+	// ReleaseContent: the host drops content listed in
+	// StepResponse.Released. (minor 1)
+	ReleaseContent = "release-content"
+	// ToolCalls: the host sends messages with tool calls, the tool role and
+	// request tools, and reports the tool calls an answer streamed. (minor 1)
+	ToolCalls = "tool-calls"
+	// LookAhead: a closed-loop workload hands over requests before a slot
+	// frees. The host holds a request with Request.MaxInFlight set until
+	// fewer requests of its phase are in flight and sends it the moment
+	// one finishes, with no round trip to the plugin in between; and
+	// Next.InFlightBelow (NextWaitForInFlightBelow) asks for the next Step
+	// only once the requests handed over run low, so one Step refills
+	// several. (minor 1)
+	LookAhead = "look-ahead"
+)
+
+// HostCapabilities is what a host built with this SDK supports.
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+
+// WorkloadCapabilities is what a workload served by this SDK supports.
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+
+// Negotiate returns the capabilities both sides announced, in a's order.
+func Negotiate(a, b []string) Capabilities {
+	var out Capabilities
+	for _, c := range a {
+		if slices.Contains(b, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Capabilities is a negotiated set.
+type Capabilities []string
+
+// Has reports whether c is in the set.
+func (cs Capabilities) Has(c string) bool { return slices.Contains(cs, c) }
+
+// Plugin kinds.
+const (
+	WorkloadKind = "workload"
+	ExporterKind = "exporter"
+)
+
+// HostInfo is what the host tells a plugin in Describe. An older host
+// sends none: ProtocolMinor 0 and no capabilities.
+type HostInfo struct {
+	Version       string // lmbench's version
+	ProtocolMinor int
+	Capabilities  []string
+}
+
+// PluginInfo identifies a plugin binary.
+type PluginInfo struct {
+	Kind          string // WorkloadKind or ExporterKind
+	Name          string // canonical name, e.g. "long-doc-qa", "csv"
+	Version       string
+	Summary       string // one line for --help and `lmbench plugins`
+	Prefix        string // flag prefix, e.g. "ldqa" -> --ldqa-document-length
+	ProtocolMinor int
+	Capabilities  []string
+	SDKVersion    string
+}
+
+// OptionType is the type of an option's value.
+type OptionType int
+
+const (
+	OptionUnspecified OptionType = iota
+	OptionString
+	OptionInt
+	OptionFloat
+	OptionBool
+	OptionEnum
+	OptionDuration
+)
+
+func (t OptionType) String() string {
+	switch t {
+	case OptionString:
+		return "string"
+	case OptionInt:
+		return "int"
+	case OptionFloat:
+		return "float"
+	case OptionBool:
+		return "bool"
+	case OptionEnum:
+		return "enum"
+	case OptionDuration:
+		return "duration"
+	}
+	return "unspecified"
+}
+
+// An option value is one of string, int64, float64 or bool (nil: none).
+// A duration travels as int64 nanoseconds.
+type Values = map[string]any
+
+// OptionSpec describes one option; the host derives the CLI flag
+// (--<prefix>-<name>), the config key (<prefix>_<name with _>) and the
+// environment variable (LMBENCH_<PREFIX>_<NAME>) from it.
+type OptionSpec struct {
+	Name     string // kebab-case, without the prefix
+	Type     OptionType
+	Default  any // string, int64, float64 or bool
+	Help     string
+	Min, Max *float64
+	Enum     []string
+	Group    string
+	Advanced bool
+	Label    string // for forms, e.g. "Document length (tokens)"
+}
+
+// FieldError is an invalid option value. Option is the option's name
+// (kebab-case, without prefix), or "" for an error about no single option.
+type FieldError struct {
+	Option  string
+	Message string
+}
+
+func (e *FieldError) Error() string {
+	if e.Option == "" {
+		return e.Message
+	}
+	return e.Option + ": " + e.Message
+}
+
+// Field is one line of a configuration banner.
+type Field struct{ Label, Value string }
+
+// Phase is the run phase a request belongs to. The host runs Warmup,
+// resets its stats and clock, then runs Measure.
+type Phase int
+
+const (
+	Warmup  Phase = 1
+	Measure Phase = 2
+)
+
+func (p Phase) String() string {
+	switch p {
+	case Warmup:
+		return "warmup"
+	case Measure:
+		return "measure"
+	}
+	return "unspecified"
+}
+
+// Phases are the phases of a run, in order.
+var Phases = []Phase{Warmup, Measure}
+
+// --- workload protocol ---
+
+// WorkloadDescription is a workload's answer to Describe.
+type WorkloadDescription struct {
+	Info    PluginInfo
+	Options []OptionSpec
+	// TagKeys are the tag keys the workload puts on its requests, in order.
+	TagKeys []string
+	// WantsResponseText: deliver response text (and tool calls) in Result.
+	WantsResponseText bool
+}
+
+// Common holds the run-wide settings every workload may use.
+type Common struct {
+	Seed            int64
+	Model           string
+	KVCacheVolumeGB float64
+	TokensPerGB     int64
+	CompletionsMode bool
+}
+
+// WorkloadConfig is what Configure receives: the options set above the
+// plugin's own defaults, and the common settings.
+type WorkloadConfig struct {
+	Options Values
+	Common  Common
+}
+
+// Configured is Configure's answer.
+type Configured struct {
+	// Resolved is every option after resolution, derived ones included.
+	Resolved Values
+	Banner   []Field
+	Title    string // banner title, usually the workload name
+	// PlannedRequests is the known number of measured requests (0 = unknown).
+	PlannedRequests int64
+	// Errors are rejected options; when set nothing else counts.
+	Errors []FieldError
+}
+
+// StepRequest is what the host tells Step.
+type StepRequest struct {
+	Phase  Phase
+	Offset time.Duration // since the phase started
+	// InFlight counts this phase's requests the workload has handed over
+	// and not yet heard the result of: those in flight and those held.
+	InFlight int
+	// Finished are the results finished since the last delivery, when the
+	// FinishedInStep capability was negotiated (else OnFinished carries them).
+	Finished []Result
+}
+
+// Content is text registered once and referenced by id from later requests.
+type Content struct{ ID, Text string }
+
+// Segment is a piece of text: inline, or a reference to registered content.
+type Segment struct {
+	Text string
+	Ref  string // content id; when set, Text is unused
+}
+
+// ToolCall is a function call the assistant made (OpenAI's tool_calls entry).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON text, as the model produced it
+}
+
+// Tool is a function the model may call (OpenAI's tools entry).
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  string // JSON Schema text; "" = none
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string // system, user, assistant, tool (or developer)
+	Content []Segment
+	// ToolCalls are an assistant message's calls.
+	ToolCalls []ToolCall
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string
+}
+
+// Request is one request for the host to send. Exactly one of Messages
+// (chat) and Prompt (completions, with Completion set) is the body.
+type Request struct {
+	ID         string
+	Messages   []Message
+	Prompt     []Segment
+	Completion bool
+	MaxTokens  int
+	Tags       map[string]string
+	// Scheduled is when the request was due, as an offset in its phase;
+	// unset (HasScheduled false), the offset at which its Step was due.
+	Scheduled    time.Duration
+	HasScheduled bool
+	// Tools the model may call (chat only).
+	Tools []Tool
+	// MaxInFlight, when above 0, holds the request until fewer than
+	// MaxInFlight requests of its phase are in flight (the LookAhead
+	// capability). Held requests go out in the order they were returned:
+	// one that must wait holds back those after it.
+	MaxInFlight int
+}
+
+// NextKind says when the host calls Step again.
+type NextKind int
+
+const (
+	NextUnspecified    NextKind = iota
+	NextWakeAt                  // at phase offset At (at once if it has passed)
+	NextWakeAtOrFinish          // at At, or as soon as a request finishes
+	NextWaitForFinish           // when a request finishes
+	NextDone                    // never: the phase is done
+	// NextWaitForInFlightBelow: once fewer than InFlightBelow requests are
+	// handed over and unheard of (StepRequest.InFlight), at once if there
+	// already are (the LookAhead capability).
+	NextWaitForInFlightBelow
+)
+
+// Next is when the host calls Step again.
+type Next struct {
+	Kind          NextKind
+	At            time.Duration
+	InFlightBelow int
+}
+
+// StepResponse is Step's answer.
+type StepResponse struct {
+	// Contents are registered before the requests are read, so the
+	// requests of the same response may reference them.
+	Contents []Content
+	Requests []Request
+	// Released content ids: no later request references them (the
+	// ReleaseContent capability). Released after this response's requests
+	// were resolved.
+	Released []string
+	Next     Next
+}
+
+// Result is a finished request as the host measured it.
+type Result struct {
+	ID      string
+	Phase   Phase
+	Success bool
+	Error   string
+	// Text is the response text, and ToolCalls the calls it streamed; both
+	// empty unless the workload wants response text.
+	Text         string
+	ToolCalls    []ToolCall
+	TTFT         float64 // seconds; -1 for a failed request
+	Latency      float64 // seconds
+	InputTokens  int
+	OutputTokens int
+	Finish       time.Duration // offset in the phase
+}
+
+// --- exporter protocol ---
+
+// ExporterDescription is an exporter's answer to Describe.
+type ExporterDescription struct {
+	Info    PluginInfo
+	Options []OptionSpec
+}
+
+// RunMetadata describes the run being exported.
+type RunMetadata struct {
+	RunID          string
+	Workload       string
+	Model          string
+	OutputDir      string
+	LMBenchVersion string
+	TagKeys        []string // the workload's declared tag keys, in order
+	ConfigJSON     string   // resolved configuration, no secrets
+	Started        time.Time
+}
+
+// ExporterConfig is what an exporter's Configure receives.
+type ExporterConfig struct {
+	Options Values
+	Run     RunMetadata
+}
+
+// Record is one finished request, as exporters receive it. Durations are
+// seconds (TTFT is -1 for a failed request, as in the original tool); zero
+// times mean "none".
+type Record struct {
+	RunID        string
+	Workload     string
+	Phase        Phase
+	RequestID    string
+	Tags         map[string]string
+	Success      bool
+	Error        string
+	TTFT         float64
+	Latency      float64
+	DecodeSpeed  float64
+	ITL          float64
+	InputTokens  int64
+	OutputTokens int64
+	CachedTokens int64
+	Scheduled    time.Time
+	Submit       time.Time
+	FirstToken   time.Time
+	Finish       time.Time
+	Seq          int64 // completion order in the run, from 1
+}
+
+// Summary is the final result of the measured phase.
+type Summary struct {
+	RunID       string
+	JSON        string // bench_summary.json's content
+	Total       int64
+	Successful  int64
+	Failed      int64
+	Elapsed     float64 // seconds
+	Interrupted bool
+}
+
+// File is a file an exporter wrote.
+type File struct {
+	Path        string
+	Rows        int64
+	Description string
+}

@@ -1,0 +1,544 @@
+// Package runloop is the one interpreter of the workload protocol: it
+// steps a workload through its phases, keeps the content it registers,
+// checks and resolves the requests it returns, hands them to a transport,
+// and reports what finished back to the workload. The lmbench host runs it
+// on the real clock with its HTTP sender; sdktest runs it on a virtual
+// clock with a fake engine. Both get the same semantics, the same request
+// rules and the same errors, because there is only this copy.
+//
+// A Transport is the clock and the sender together: Send starts a request,
+// Poll and Wait hand back what finished. Time only moves inside Wait, so a
+// virtual transport can jump to the next event.
+package runloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// Message is a chat message with its text resolved.
+type Message struct {
+	Role       string
+	Content    string
+	ToolCalls  []protocol.ToolCall
+	ToolCallID string
+}
+
+// Outgoing is a request as it goes to the engine: checked, its text
+// resolved, its due time fixed.
+type Outgoing struct {
+	Phase      protocol.Phase
+	ID         string
+	Messages   []Message
+	Prompt     string
+	Completion bool
+	MaxTokens  int
+	Tags       map[string]string
+	Tools      []protocol.Tool
+	// Due is when the request was due. Explicit: the workload set it
+	// (Request.At); otherwise it is when the Step that returned it was due.
+	Due      time.Time
+	Explicit bool
+}
+
+// Outcome is what the workload hears of a finished request.
+type Outcome struct {
+	Success bool
+	Error   string
+	// Text and ToolCalls are the answer; the loop passes them on only to a
+	// workload that wants response text.
+	Text         string
+	ToolCalls    []protocol.ToolCall
+	TTFT         float64 // seconds; -1 for a failed request
+	Latency      float64 // seconds
+	InputTokens  int
+	OutputTokens int
+	Finish       time.Time
+}
+
+// Finished is a finished request: what was sent, what the workload hears,
+// and the transport's own measurement M (the host's HTTP timings).
+type Finished[M any] struct {
+	Req      *Outgoing
+	Seq      int64 // completion order in the run, from 1
+	Outcome  Outcome
+	Measured M
+}
+
+// Transport is the clock and the sender.
+type Transport[M any] interface {
+	// Now is the current time.
+	Now() time.Time
+	// Send starts sending req. It must not block on the engine: the
+	// request's result comes back, once, from Poll or Wait.
+	Send(req *Outgoing)
+	// Poll returns what has finished by now, without waiting.
+	Poll() []Finished[M]
+	// Wait returns once something finished (all that has, by then), at
+	// until (zero: no deadline), or when ctx is done; it may return early
+	// with nothing.
+	Wait(ctx context.Context, until time.Time) []Finished[M]
+	// Abandon cancels every request in flight; each still comes back (as
+	// failed) from Poll or Wait.
+	Abandon()
+}
+
+// Observer receives the loop's events, all from the loop's goroutine.
+type Observer[M any] interface {
+	// PhaseStarted is called as a phase begins.
+	PhaseStarted(phase protocol.Phase, start time.Time)
+	// Sent is called as each request is handed to the transport.
+	Sent(req *Outgoing)
+	// Finished is called for every finished request as soon as the loop
+	// sees it, before the workload hears of it. An error stops the run
+	// (after draining: nothing sent is lost).
+	Finished(f *Finished[M]) error
+	// PhaseEnded is called once every request of the phase has finished
+	// and the workload has heard of it.
+	PhaseEnded(phase protocol.Phase, end time.Time)
+}
+
+// Config of a run.
+type Config[M any] struct {
+	Workload  protocol.WorkloadService
+	Transport Transport[M]
+	Observer  Observer[M] // nil: none
+	// Plugin names the workload in errors.
+	Plugin string
+	// WantsText delivers response text and tool calls to the workload.
+	WantsText bool
+	// Capabilities negotiated with the workload (FinishedInStep changes
+	// how results travel, not when the workload hears of them).
+	Capabilities protocol.Capabilities
+	// DrainTimeout bounds the wait for in-flight requests after an
+	// interruption or an error (default 30 s); then they are abandoned.
+	DrainTimeout time.Duration
+	// MaxSteps stops a phase that takes more Steps (0: no limit).
+	MaxSteps int
+	// BatchBytes caps the results of one delivery (default 8 MiB).
+	BatchBytes int
+	// OnDrain is called when the loop starts waiting out in-flight
+	// requests after an interruption or error, and when it abandons them.
+	OnDrain func(inFlight int, abandoned bool)
+}
+
+// Outcome of a run.
+type Result struct {
+	Interrupted bool // ctx was cancelled
+	// MeasureStart and MeasureEnd bound the measured phase (zero if it never started).
+	MeasureStart, MeasureEnd time.Time
+	// Steps counts Step calls per phase.
+	WarmupSteps, MeasureSteps int
+	// WarmupElapsed and MeasureElapsed are the phases' durations.
+	WarmupElapsed, MeasureElapsed time.Duration
+	// Unsent counts requests held for a slot (Request.MaxInFlight) that
+	// were never sent because the run stopped (an error, Ctrl-C) first.
+	Unsent int
+}
+
+// ErrStalled is returned when a workload waits for a finish with nothing in flight.
+var ErrStalled = errors.New("the workload waits for a request to finish, but none is in flight")
+
+// DefaultBatchBytes caps one delivery of results.
+const DefaultBatchBytes = 8 << 20
+
+const never = time.Duration(1<<63 - 1)
+
+// Run runs both phases. It returns when the workload is done and every
+// request has finished, when ctx is cancelled (after draining in-flight
+// requests; Result.Interrupted), or on an error (also after draining).
+func Run[M any](ctx context.Context, cfg Config[M]) (res Result, err error) {
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 30 * time.Second
+	}
+	if cfg.BatchBytes == 0 {
+		cfg.BatchBytes = DefaultBatchBytes
+	}
+	l := &loop[M]{cfg: cfg, content: map[string]string{}, check: protocol.NewValidator(cfg.Plugin)}
+	defer l.check.Close()
+	defer func() { res.Unsent = l.unsent }()
+	for _, ph := range protocol.Phases {
+		var start, end time.Time
+		var steps int
+		start, end, steps, err = l.phase(ctx, ph)
+		switch ph {
+		case protocol.Warmup:
+			res.WarmupSteps, res.WarmupElapsed = steps, end.Sub(start)
+		case protocol.Measure:
+			res.MeasureSteps, res.MeasureElapsed = steps, end.Sub(start)
+			res.MeasureStart, res.MeasureEnd = start, end
+		}
+		if err != nil || l.interrupted {
+			res.Interrupted = l.interrupted
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+type loop[M any] struct {
+	cfg         Config[M]
+	content     map[string]string
+	check       *protocol.Validator
+	seq         int64
+	interrupted bool
+	held        []held // requests waiting for a slot (Request.MaxInFlight)
+	unsent      int    // held requests the run stopped before sending
+}
+
+// held is a request waiting until fewer than limit are in flight.
+type held struct {
+	out   *Outgoing
+	limit int
+}
+
+func (l *loop[M]) known(id string) (string, bool) {
+	t, ok := l.content[id]
+	return t, ok
+}
+
+// phase runs one phase. A phase ends when the workload said Done, every
+// request it sent has finished, and the workload has heard of each.
+func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time.Time, steps int, err error) {
+	cfg, t := l.cfg, l.cfg.Transport
+	start = t.Now()
+	if cfg.Observer != nil {
+		cfg.Observer.PhaseStarted(ph, start)
+	}
+	offset := func() time.Duration { return t.Now().Sub(start) }
+
+	var (
+		outstanding int               // sent, not finished
+		undelivered []protocol.Result // finished, not yet told to the workload
+		bytes       int               // of undelivered
+		nextStep    time.Duration     // phase offset of the next Step
+		dueAt       time.Duration     // when the next Step is due: what an implicit schedule records
+		onFinish    bool
+		below       int // with onFinish: step only once fewer are handed over (0: at any finish)
+		done        bool
+		stepErr     error
+		drainAt     time.Time
+		abandoned   bool
+	)
+	// stop ends the stepping and keeps the first error; after an error or
+	// an interruption the wait for what is in flight is bounded.
+	stop := func(err error) {
+		done = true
+		if err != nil && stepErr == nil {
+			stepErr = err
+		}
+		if drainAt.IsZero() && outstanding > 0 && (stepErr != nil || l.interrupted) {
+			drainAt = t.Now().Add(cfg.DrainTimeout)
+			if cfg.OnDrain != nil {
+				cfg.OnDrain(outstanding, false)
+			}
+		}
+	}
+	// tell hands results to the workload unless it has stopped listening
+	// (an error, or Ctrl-C: its context is cancelled, and a terminal's
+	// Ctrl-C may have stopped the plugin too).
+	tell := func(results []protocol.Result) {
+		if len(results) == 0 || stepErr != nil || l.interrupted {
+			return
+		}
+		if err := cfg.Workload.OnFinished(ctx, results); err != nil {
+			if ctx.Err() != nil {
+				l.interrupted = true
+				stop(nil)
+			} else {
+				stop(fmt.Errorf("%s phase: on finished: %w", ph, err))
+			}
+		}
+	}
+	flush := func() {
+		tell(undelivered)
+		undelivered, bytes = nil, 0
+	}
+	record := func(fs []Finished[M]) {
+		if len(fs) == 0 {
+			return
+		}
+		// Freed slots go to held requests first: the next request is what
+		// a finish waits on. (So after an error recording these results,
+		// the requests already released still go out, and are drained.)
+		outstanding -= len(fs)
+		if stepErr == nil && !l.interrupted {
+			outstanding += l.release(outstanding)
+		}
+		for i := range fs {
+			f := &fs[i]
+			l.seq++
+			f.Seq = l.seq
+			if cfg.Observer != nil {
+				if err := cfg.Observer.Finished(f); err != nil {
+					stop(err)
+				}
+			}
+			r := l.result(f, start)
+			size := resultSize(&r)
+			if bytes+size > cfg.BatchBytes {
+				flush() // the rest travels with the next Step
+			}
+			undelivered = append(undelivered, r)
+			bytes += size
+		}
+		if len(fs) > 0 && onFinish && (below == 0 || outstanding+len(l.held) < below) {
+			nextStep, onFinish, below = offset(), false, 0
+			dueAt = nextStep
+		}
+	}
+
+	for {
+		record(t.Poll())
+		if !done && nextStep <= offset() {
+			if ctx.Err() != nil {
+				l.interrupted = true
+				stop(nil)
+				continue
+			}
+			if cfg.MaxSteps > 0 && steps >= cfg.MaxSteps {
+				stop(fmt.Errorf("%s phase: more than %d steps without finishing the phase", ph, cfg.MaxSteps))
+				continue
+			}
+			due := dueAt
+			req := protocol.StepRequest{Phase: ph, Offset: offset()}
+			if cfg.Capabilities.Has(protocol.FinishedInStep) {
+				req.Finished = undelivered
+			} else {
+				flush()
+				if done { // OnFinished failed
+					continue
+				}
+			}
+			req.InFlight = outstanding + len(l.held)
+			undelivered, bytes = nil, 0
+			steps++
+			resp, err := cfg.Workload.Step(ctx, req)
+			if err != nil {
+				if ctx.Err() != nil {
+					l.interrupted = true
+					stop(nil)
+				} else {
+					stop(fmt.Errorf("%s phase: step: %w", ph, err))
+				}
+				continue
+			}
+			sent, err := l.dispatch(ph, start, due, outstanding, &resp)
+			outstanding += sent
+			if err != nil {
+				stop(err)
+				continue
+			}
+			now := offset()
+			// "Call me again now" with nothing done is polling: a 1 ms
+			// tick, not a busy loop.
+			idle := len(resp.Requests) == 0 && len(resp.Contents) == 0 && len(resp.Released) == 0 && resp.Next.At <= now
+			below = 0
+			switch resp.Next.Kind {
+			case protocol.NextWakeAt:
+				nextStep, onFinish = max(resp.Next.At, now), false
+				if idle {
+					nextStep = now + time.Millisecond
+				}
+			case protocol.NextWakeAtOrFinish:
+				nextStep, onFinish = max(resp.Next.At, now), true
+				if idle {
+					nextStep = now + time.Millisecond
+				}
+			case protocol.NextWaitForFinish:
+				nextStep, onFinish = never, true
+			case protocol.NextWaitForInFlightBelow:
+				nextStep, onFinish, below = never, true, max(resp.Next.InFlightBelow, 1)
+				if outstanding+len(l.held) < below {
+					// Already below: at once, or a 1 ms tick when this Step
+					// did nothing (polling).
+					nextStep, onFinish, below = now, false, 0
+					if len(resp.Requests) == 0 && len(resp.Contents) == 0 && len(resp.Released) == 0 {
+						nextStep = now + time.Millisecond
+					}
+				}
+			case protocol.NextDone:
+				stop(nil)
+			default:
+				stop(fmt.Errorf("%s phase: workload %s: step returned no next action", ph, cfg.Plugin))
+			}
+			// A wake-up time already past means at once: the requests of
+			// that Step count as due when the loop got to it, not earlier.
+			dueAt = nextStep
+			continue
+		}
+		if done && outstanding == 0 {
+			// Held requests left now were stopped by an error or Ctrl-C
+			// before a slot freed: never sent, so never measured.
+			l.unsent += len(l.held)
+			l.held = l.held[:0]
+			flush()
+			end = t.Now()
+			if cfg.Observer != nil {
+				cfg.Observer.PhaseEnded(ph, end)
+			}
+			return start, end, steps, stepErr
+		}
+		if !done && nextStep == never && outstanding == 0 && len(undelivered) == 0 {
+			stop(fmt.Errorf("%s phase: workload %s: %w", ph, cfg.Plugin, ErrStalled))
+			continue
+		}
+		// Wait for the next event.
+		var until time.Time
+		if !done {
+			until = start.Add(nextStep)
+			if nextStep == never {
+				until = time.Time{}
+			}
+		}
+		if !drainAt.IsZero() && !abandoned && (until.IsZero() || drainAt.Before(until)) {
+			until = drainAt
+		}
+		waitCtx := ctx
+		if l.interrupted {
+			waitCtx = context.WithoutCancel(ctx) // only the drain deadline ends the wait now
+		}
+		fs := t.Wait(waitCtx, until)
+		if ctx.Err() != nil && !l.interrupted {
+			l.interrupted = true
+			stop(nil)
+		}
+		if !drainAt.IsZero() && !abandoned && !t.Now().Before(drainAt) {
+			abandoned = true
+			if cfg.OnDrain != nil {
+				cfg.OnDrain(outstanding, true)
+			}
+			t.Abandon()
+		}
+		record(fs)
+	}
+}
+
+// result is what the workload hears of f.
+func (l *loop[M]) result(f *Finished[M], start time.Time) protocol.Result {
+	o := &f.Outcome
+	r := protocol.Result{
+		ID: f.Req.ID, Phase: f.Req.Phase, Success: o.Success, Error: o.Error,
+		TTFT: o.TTFT, Latency: o.Latency, InputTokens: o.InputTokens, OutputTokens: o.OutputTokens,
+		Finish: o.Finish.Sub(start),
+	}
+	if l.cfg.WantsText {
+		r.Text, r.ToolCalls = o.Text, o.ToolCalls
+	}
+	return r
+}
+
+func resultSize(r *protocol.Result) int {
+	n := len(r.Text) + len(r.Error) + len(r.ID) + 64
+	for _, tc := range r.ToolCalls {
+		n += len(tc.ID) + len(tc.Name) + len(tc.Arguments) + 16
+	}
+	return n
+}
+
+// dispatch registers the response's content, checks and resolves its
+// requests, sends them (or holds them for a slot), then drops released
+// content. It returns how many were sent; on an invalid request the ones
+// before it still go.
+func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration, outstanding int, resp *protocol.StepResponse) (int, error) {
+	for _, c := range resp.Contents {
+		if err := l.check.CheckContent(c, l.known); err != nil {
+			return 0, fmt.Errorf("%s phase: %w", ph, err)
+		}
+		l.content[c.ID] = c.Text
+	}
+	sent := 0
+	for i := range resp.Requests {
+		r := &resp.Requests[i]
+		if err := l.check.Check(r, l.known); err != nil {
+			return sent, fmt.Errorf("%s phase: %w", ph, err)
+		}
+		out := l.resolve(ph, r)
+		out.Due, out.Explicit = start.Add(due), r.HasScheduled
+		if r.HasScheduled {
+			out.Due = start.Add(r.Scheduled)
+		}
+		if r.MaxInFlight > 0 && (len(l.held) > 0 || outstanding+sent >= r.MaxInFlight) {
+			l.held = append(l.held, held{out: out, limit: r.MaxInFlight})
+			continue
+		}
+		l.send(out)
+		sent++
+	}
+	for _, id := range resp.Released {
+		delete(l.content, id)
+	}
+	return sent, nil
+}
+
+func (l *loop[M]) send(out *Outgoing) {
+	if l.cfg.Observer != nil {
+		l.cfg.Observer.Sent(out)
+	}
+	l.cfg.Transport.Send(out)
+}
+
+// release sends held requests, in order, while slots are free; a request
+// with no schedule of its own counts as due now, when its slot freed.
+func (l *loop[M]) release(outstanding int) int {
+	n := 0
+	for len(l.held) > 0 && outstanding+n < l.held[0].limit {
+		out := l.held[0].out
+		if !out.Explicit {
+			out.Due = l.cfg.Transport.Now()
+		}
+		l.held = l.held[1:]
+		l.send(out)
+		n++
+	}
+	if len(l.held) == 0 {
+		l.held = nil
+	}
+	return n
+}
+
+// resolve builds the outgoing request; Check has vouched for every reference.
+func (l *loop[M]) resolve(ph protocol.Phase, r *protocol.Request) *Outgoing {
+	out := &Outgoing{Phase: ph, ID: r.ID, MaxTokens: r.MaxTokens, Tags: r.Tags, Completion: r.Completion, Tools: r.Tools}
+	if r.Completion {
+		out.Prompt = l.text(r.Prompt)
+		return out
+	}
+	out.Messages = make([]Message, len(r.Messages))
+	for i, m := range r.Messages {
+		out.Messages[i] = Message{Role: m.Role, Content: l.text(m.Content), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+	}
+	return out
+}
+
+func (l *loop[M]) text(segs []protocol.Segment) string {
+	if len(segs) == 1 {
+		if segs[0].Ref == "" {
+			return segs[0].Text
+		}
+		return l.content[segs[0].Ref]
+	}
+	n := 0
+	for _, s := range segs {
+		if s.Ref != "" {
+			n += len(l.content[s.Ref])
+		} else {
+			n += len(s.Text)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range segs {
+		if s.Ref != "" {
+			b.WriteString(l.content[s.Ref])
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
+}
