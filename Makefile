@@ -15,7 +15,7 @@ PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>-<name>, as each reports)
+build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>-<name>, as each reports, each with the .sha256 lmbench checks)
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/lmbench ./cmd/lmbench
 	@set -e; for p in $(PLUGINS); do \
@@ -23,6 +23,7 @@ build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>
 		$(GO) build -o $$tmp ./$$p; \
 		name=$$($$tmp binary-name); \
 		mv -f $$tmp $(BIN)/$$name; \
+		(cd $(BIN) && sha256sum $$name > $$name.sha256); \
 		echo "$$p -> bin/$$name"; \
 	done
 

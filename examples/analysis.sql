@@ -37,6 +37,36 @@ SELECT count(*)                                 AS total_requests,
 FROM 'bench_results.parquet'
 WHERE phase = 'measure';
 
+-- Inter-token latency pooled over every gap, not averaged per request (the
+-- itl_ms column is each request's mean): consecutive differences of
+-- chunk_offsets_us (µs after submit, in arrival order) within each
+-- successful measured request, in ms. A request whose offsets were cut
+-- short (chunk_offsets_truncated) contributes its first 16,384 chunks.
+WITH chunks AS (
+    SELECT run_id, seq,
+           unnest(chunk_offsets_us)                AS offset_us,
+           unnest(range(len(chunk_offsets_us)))    AS i
+    FROM 'bench_results.parquet'
+    WHERE phase = 'measure' AND success
+), gaps AS (
+    SELECT (offset_us - lag(offset_us) OVER (PARTITION BY run_id, seq ORDER BY i)) / 1000.0 AS itl_ms
+    FROM chunks
+)
+SELECT count(itl_ms)                          AS gaps,
+       round(quantile_cont(itl_ms, 0.5), 3)   AS p50_itl_ms,
+       round(quantile_cont(itl_ms, 0.9), 3)   AS p90_itl_ms,
+       round(quantile_cont(itl_ms, 0.99), 3)  AS p99_itl_ms
+FROM gaps
+WHERE itl_ms IS NOT NULL;
+
+-- Why the answers ended, and the time per output token after the first.
+SELECT finish_reason, count(*) AS requests,
+       round(avg(tpot_ms), 3)                 AS mean_tpot_ms,
+       round(quantile_cont(tpot_ms, 0.99), 3) AS p99_tpot_ms
+FROM 'bench_results.parquet'
+WHERE phase = 'measure' AND success
+GROUP BY finish_reason ORDER BY requests DESC;
+
 -- Throughput over time: finished requests and output tokens per second.
 SELECT time_bucket(INTERVAL 1 second, finish_time) AS second,
        count(*)           AS finished,

@@ -16,7 +16,7 @@ import (
 )
 
 // subcommands are completed after "lmbench".
-var subcommands = []string{"run", "sim", "export", "plugins", "version", "completion", "help"}
+var subcommands = []string{"run", "sim", "export", "calibrate", "plugins", "version", "completion", "help"}
 
 // completionScripts call back into `lmbench __complete WORDS…`, which
 // prints the candidates (an empty answer means: complete file names), so
@@ -121,6 +121,14 @@ func complete(args []string) []string {
 			return withPrefix(pluginNames("exporter"), cur)
 		}
 		return nil // a value: file names
+	case "calibrate":
+		fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
+		var f calibrateFlags
+		f.register(fs)
+		if strings.HasPrefix(cur, "-") {
+			return flagNames(fs, cur)
+		}
+		return nil // a value: file names
 	case "run":
 		return completeRun(args[1:], prev, cur)
 	}
@@ -183,7 +191,9 @@ func describeWorkload(name string) *host.Workload {
 func pluginNames(kind string) []string {
 	var out []string
 	for _, c := range plugin.Discover(kind, plugin.SearchDirs()) {
-		out = append(out, c.Name)
+		if c.Refused == "" {
+			out = append(out, c.Name)
+		}
 	}
 	return out
 }

@@ -25,6 +25,9 @@ func TestComplete(t *testing.T) {
 		{[]string{"run", "--json", "--no-i"}, []string{"--no-interactive"}},
 		{[]string{"sim", "--po"}, []string{"--port"}},
 		{[]string{"sim", "--port", ""}, nil}, // a value, not the flags again
+		{[]string{"ca"}, []string{"calibrate"}},
+		{[]string{"calibrate", "--re"}, []string{"--repeat"}},
+		{[]string{"calibrate", "--journal", ""}, nil}, // a path
 	}
 	for _, c := range cases {
 		if got := complete(c.words); !slices.Equal(got, c.want) {
@@ -43,6 +46,7 @@ func TestSmallSubcommandsHelp(t *testing.T) {
 		{[]string{"plugins", "--help"}, []string{"Usage: lmbench plugins", "LMBENCH_PLUGIN_PATH", "shadowed", "Searched now: "}},
 		{[]string{"plugins", "-h"}, []string{"Usage: lmbench plugins"}},
 		{[]string{"completion", "--help"}, []string{"Usage: lmbench completion bash|zsh|fish", "source <(lmbench completion bash)"}},
+		{[]string{"calibrate", "--help"}, []string{"Usage: lmbench calibrate --journal PATH [--repeat N]", "--repeat", "every cost at zero"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := realMain(c.args, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {

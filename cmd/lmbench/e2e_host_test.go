@@ -13,8 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/lmbench/lmbench/core/record"
 )
@@ -327,21 +330,25 @@ func TestReexportVersion1Journal(t *testing.T) {
 		if !strings.Contains(r.stdout, filepath.Join(out, "bench_results.csv")+" (40 rows)") {
 			t.Errorf("stdout:\n%s", r.stdout)
 		}
-		want, err := os.ReadFile(filepath.Join(testdata, "v1-complete.csv"))
-		if err != nil {
-			t.Fatal(err)
+		// Every column 0.1 wrote has the same text in every row; schema
+		// version 2's columns come in after cached_tokens (a version 1
+		// journal has no chunks and no finish reasons: 0 and empty).
+		want := readCSV(t, filepath.Join(testdata, "v1-complete.csv"))
+		got := readCSV(t, filepath.Join(out, "bench_results.csv"))
+		v2 := []string{"tpot", "ttft_from_scheduled", "e2e_from_scheduled", "finish_reason", "num_chunks"}
+		at := slices.Index(want[0], "cached_tokens") + 1
+		if wantHeader := slices.Insert(slices.Clone(want[0]), at, v2...); !slices.Equal(wantHeader, got[0]) {
+			t.Fatalf("re-exported CSV header\n got  %q\n want %q", got[0], wantHeader)
 		}
-		got, err := os.ReadFile(filepath.Join(out, "bench_results.csv"))
-		if err != nil {
-			t.Fatal(err)
+		if len(got) != len(want) {
+			t.Fatalf("re-exported CSV has %d lines, v1-complete.csv %d", len(got), len(want))
 		}
-		if !bytes.Equal(want, got) {
-			wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-			for i := range max(len(wl), len(gl)) {
-				if i >= len(wl) || i >= len(gl) || wl[i] != gl[i] {
-					t.Fatalf("re-exported CSV differs from v1-complete.csv first at line %d:\n got  %q\n want %q",
-						i+1, at(gl, i), at(wl, i))
-				}
+		for i := 1; i < len(got); i++ {
+			if d := cmp.Diff(want[i], slices.Delete(slices.Clone(got[i]), at, at+len(v2))); d != "" {
+				t.Fatalf("re-exported CSV row %d differs from v1-complete.csv in its columns (-0.1 +re-export):\n%s", i, d)
+			}
+			if extra := got[i][at : at+len(v2)]; extra[3] != "" || extra[4] != "0" || extra[1] == "" || extra[2] == "" {
+				t.Errorf("row %d: version 2 columns %q; want a TTFT and E2E from scheduled, no finish reason, 0 chunks", i, extra)
 			}
 		}
 		recs := readJournal(t, journal).Records
@@ -376,11 +383,4 @@ func TestReexportVersion1Journal(t *testing.T) {
 			t.Errorf("no warning about the computed summary:\n%s", r.stderr)
 		}
 	})
-}
-
-func at(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "(end of file)"
 }

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -40,6 +43,9 @@ const (
 	keyLogLevel       = "log_level"
 	keyLogFormat      = "log_format"
 	keyDrain          = "drain_timeout"
+	// keyPercentiles is the host's key too: the summary reads it from the
+	// run's recorded configuration.
+	keyPercentiles = host.PercentilesKey
 )
 
 const generalGroup = "General"
@@ -84,7 +90,20 @@ func hostOptions() []config.Option {
 			Help: "Log format: console (human-readable), json, or auto (console when stderr is a terminal, else json)."},
 		{Key: keyDrain, Type: tDuration, Default: 30 * time.Second, Label: "Drain timeout", Group: generalGroup, Advanced: true,
 			Help: "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them."},
+		{Key: keyPercentiles, Type: tString, Default: stats.DefaultPercentiles, Label: "Percentiles", Group: generalGroup, Advanced: true,
+			Help: "Percentiles the summary reports for TTFT, TPOT, ITL, E2E and the latencies from the schedule: a comma list, each in (0, 100] (e.g. 50,90,95,99,99.9)."},
 	}
+}
+
+// percentiles returns --percentiles checked and normalised (ascending,
+// without repeats); an error names where the value came from and what it
+// was.
+func percentiles(v *config.Values) ([]float64, error) {
+	ps, err := stats.ParsePercentiles(v.String(keyPercentiles))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.Origin(keyPercentiles), err)
+	}
+	return ps, nil
 }
 
 // hostRegistry returns a registry holding lmbench's own options.

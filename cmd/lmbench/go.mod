@@ -23,6 +23,7 @@ require (
 )
 
 require (
+	github.com/DataDog/sketches-go v1.4.8 // indirect
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/atotto/clipboard v0.1.4 // indirect
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect

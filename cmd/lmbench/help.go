@@ -28,7 +28,14 @@ func (s *session) helpAll(w io.Writer) error {
 	fs := runFlags(hostRegistry(), &c)
 	fmt.Fprintln(w, runUsage)
 	printGeneralFlags(w, fs)
-	found := plugin.Discover("workload", plugin.SearchDirs())
+	var found []plugin.Candidate
+	for _, c := range plugin.Discover("workload", plugin.SearchDirs()) {
+		if c.Refused != "" {
+			s.log.Warn().Str("plugin", c.Path).Msg("not run: " + c.Refused)
+			continue
+		}
+		found = append(found, c)
+	}
 	for _, l := range s.plugins.DescribeAll(found, time.Minute) {
 		reg := config.NewRegistry()
 		if _, err := reg.AddPlugin(l.Name, l.Prefix, l.Options); err != nil {

@@ -47,7 +47,7 @@ func TestOtherPluginsKeysAreIgnoredWithAWarning(t *testing.T) {
 	}
 }
 
-func TestOtherPluginsVariableWarnsAndTypoStaysAnError(t *testing.T) {
+func TestOtherPluginsVariableWarnsAndUnknownIsAnError(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	eng := newFakeEngine(t)
@@ -56,19 +56,24 @@ func TestOtherPluginsVariableWarnsAndTypoStaysAnError(t *testing.T) {
 		"--no-interactive", "-q", "--no-csv", "--log-format", "console", "--output-dir", dir}
 
 	// The variable of another workload: warned about by name, then the run goes on.
-	r := lmbench(t, []string{"LMBENCH_MRC_QPS=5", "LMBENCH_NO_SUCH_OPTION=1"}, append(base, "--workload", "random-prefill", "--rp-num-requests", "2")...)
+	r := lmbench(t, []string{"LMBENCH_MRC_QPS=5"}, append(base, "--workload", "random-prefill", "--rp-num-requests", "2")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "ignoring variable LMBENCH_MRC_QPS: it is an option of workload multi-round-chat, not of random-prefill") {
 		t.Errorf("no warning for LMBENCH_MRC_QPS:\n%s", r.stderr)
 	}
-	// A variable no plugin declares keeps the old warning.
-	if !strings.Contains(r.stderr, "names no option") || !strings.Contains(r.stderr, "LMBENCH_NO_SUCH_OPTION") {
-		t.Errorf("no warning for LMBENCH_NO_SUCH_OPTION:\n%s", r.stderr)
-	}
 	if n := len(eng.requests()); n != 2 {
 		t.Errorf("engine saw %d requests, want 2", n)
+	}
+	// A variable no plugin declares is an error naming it, with a
+	// suggestion, before anything is sent.
+	r = lmbench(t, []string{"LMBENCH_RP_NUM_REQUEST=2"}, append(base, "--workload", "random-prefill")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "LMBENCH_RP_NUM_REQUEST: no option has this variable (did you mean LMBENCH_RP_NUM_REQUESTS?)") {
+		t.Errorf("unknown variable: exit %d\n%s", r.code, r.stderr)
+	}
+	if n := len(eng.requests()); n != 2 {
+		t.Errorf("the unknown variable's run sent %d requests", n-2)
 	}
 
 	// Typos, of another workload's key or of the selected one's, are

@@ -47,6 +47,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		err = cmdSim(args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(args[1:], stdout, stderr)
+	case "calibrate":
+		err = cmdCalibrate(args[1:], stdout, stderr)
 	case "plugins":
 		err = cmdPlugins(args[1:], stdout)
 	case "completion":
@@ -83,6 +85,7 @@ Usage:
   lmbench run --engine-url URL --workload NAME [flags]   run a benchmark (lmbench run --help)
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
   lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
+  lmbench calibrate --journal PATH [--repeat N]         measure the client's own latency for a run's schedule
   lmbench plugins                                       list the workload and exporter plugins found
   lmbench completion bash|zsh|fish                      print a shell completion script
   lmbench version

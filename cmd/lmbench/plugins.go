@@ -39,6 +39,11 @@ func cmdPlugins(args []string, stdout io.Writer) error {
 	fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tPROTOCOL\tPATH")
 	for _, c := range plugin.Discover("", dirs) {
 		version, proto := "?", "?"
+		if c.Refused != "" {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Kind, c.Name, version, proto, c.Path)
+			fmt.Fprintf(tw, "\t  (refused)\t\t\t%s\n", c.Refused)
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		out, err := exec.CommandContext(ctx, c.Path, "describe").Output()
 		cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/stats"
 )
 
 // prepare has core prepare the run (built-in engine, model, tokens per GB,
@@ -26,8 +27,8 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 	p, err := host.Prepare(ctx, host.Setup{
 		EngineURL: v.String(keyEngineURL), EngineOrigin: v.Origin(keyEngineURL),
 		Sim: r.cli.sim, SimFlags: simFlags,
-		LMCacheURL: v.String(keyLMCacheURL),
-		Model:      v.String(keyModel), ServedModel: v.String(keyServedModel),
+		LMCacheURL: v.String(keyLMCacheURL), LMCacheOrigin: v.Origin(keyLMCacheURL),
+		Model: v.String(keyModel), ServedModel: v.String(keyServedModel),
 		TokensPerGB: v.Int(keyTokensPerGB), HasTokensPerGB: v.Has(keyTokensPerGB), TokensOrigin: v.Origin(keyTokensPerGB),
 		KVCacheVolumeGB: v.Float(keyKVVolume), KVOrigin: v.Origin(keyKVVolume),
 		Seed:     v.Int(keySeed),
@@ -85,5 +86,13 @@ func exportEntries(r *resolved, p *host.Prepared) []config.Entry {
 			out = append(out, config.Entry{Key: o.Key, Value: val})
 		}
 	}
-	return append(out, config.Entry{Key: keySeed, Value: v.Int(keySeed)})
+	out = append(out, config.Entry{Key: keySeed, Value: v.Int(keySeed)})
+	// Only when set: the journal's header records it, and the summary
+	// (at the run's end and on re-export) reads it from there.
+	if v.UserSet(keyPercentiles) {
+		if ps, err := percentiles(v); err == nil {
+			out = append(out, config.Entry{Key: keyPercentiles, Value: stats.FormatPercentiles(ps)})
+		}
+	}
+	return out
 }

@@ -157,8 +157,22 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range r.vals.UnknownEnv {
-		s.log.Warn().Str("variable", name).Msg("ignoring an LMBENCH_ variable that names no option (see lmbench run --help)")
+	if len(r.vals.UnknownEnv) > 0 {
+		// As a config key no plugin has: an error, with a suggestion.
+		var envs, errs []string
+		r.fs.VisitAll(func(f *pflag.Flag) {
+			if o, ok := r.reg.LookupFlag(f.Name); ok {
+				envs = append(envs, o.Env)
+			}
+		})
+		for _, name := range r.vals.UnknownEnv {
+			msg := name + ": no option has this variable"
+			if c := config.Closest(name, envs); c != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", c)
+			}
+			errs = append(errs, msg+"; see lmbench run --help for the options and their variables")
+		}
+		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return r, nil
 }

@@ -66,6 +66,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		}
 	}
 
+	if _, err := percentiles(r.vals); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -144,6 +147,10 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		// holds back are printed and the log goes back to stderr.
 		defer live.Close()
 	}
+	pcts, err := percentiles(v)
+	if err != nil {
+		return exitFailed, err
+	}
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -151,6 +158,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 			EngineURL: p.ReportURL, Model: p.Model, Workload: wl.Name(),
 			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.TokensPerGB, Seed: v.Int(keySeed),
 			OutputDir: v.String(keyOutputDir), ExportCSV: !v.Bool(keyNoCSV), ExportJSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet),
+			Percentiles: pcts,
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),

@@ -30,7 +30,9 @@ const defaultExportPath = "bench_config.json"
 func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, missing []string) (_ *resolved, cancelled bool, _ error) {
 	var names []string
 	for _, c := range plugin.Discover("workload", plugin.SearchDirs()) {
-		names = append(names, c.Name)
+		if c.Refused == "" {
+			names = append(names, c.Name)
+		}
 	}
 	var general []*config.Option
 	for _, o := range r.reg.Owned("") {

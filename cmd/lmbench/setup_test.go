@@ -254,9 +254,14 @@ func TestFormFieldsCheckURLs(t *testing.T) {
 	fs := formFields(reg.Owned(""), v)
 	for _, key := range []string{keyEngineURL, keyLMCacheURL} {
 		f := field(fs, key)
-		for _, bad := range []string{"notaurl:://x", "http://[::1"} {
-			if err := f.Validate(bad); err == nil || !strings.Contains(err.Error(), "is not a URL") {
-				t.Errorf("%s: Validate(%q) = %v, want is not a URL", key, bad, err)
+		for bad, want := range map[string]string{
+			"notaurl:://x":    `has the scheme "notaurl:"; expected http:// or https://`,
+			"http://[::1":     "is not a URL",
+			"htp://host:8000": `has the scheme "htp"; expected http:// or https://`,
+			"http://h?x=1":    "has a query or fragment",
+		} {
+			if err := f.Validate(bad); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: Validate(%q) = %v, want %q", key, bad, err, want)
 			}
 		}
 		for _, good := range []string{"8000", "localhost:8000", "http://h:8000/v1", "https://h"} {

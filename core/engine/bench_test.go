@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkSend measures one whole request against a local server that
@@ -61,6 +63,44 @@ func BenchmarkSend(b *testing.B) {
 			for b.Loop() {
 				if res := s.Send(ctx, req); !res.Success || res.Chunks != 128 {
 					b.Fatalf("Success %v, Chunks %d, Error %q", res.Success, res.Chunks, res.Error)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkChunkTimes is what recording Result.ChunkTimes costs per
+// request: a whole 128-chunk stream (vLLM's format, ids, usage, [DONE])
+// read from memory and turned into a Result, with the times recorded
+// ("with", as Send does) and without (the limit set to 0). The difference
+// is the cost; the HTTP round trip around it is left out (BenchmarkSend).
+func BenchmarkChunkTimes(b *testing.B) {
+	var sb strings.Builder
+	for i := range 128 {
+		fmt.Fprintf(&sb, "data: %s\n\n", chatChunk(fmt.Sprintf(" tok%d", i)))
+	}
+	fmt.Fprintf(&sb, "data: %s\n\ndata: [DONE]\n\n", usageChunk(1000, 128))
+	body := []byte(sb.String())
+	for _, bc := range []struct {
+		name     string
+		maxTimes int
+	}{{"with", MaxChunkTimes}, {"without", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := bytes.NewReader(body)
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Reset(body)
+				st := getStream(r, false, time.Now)
+				st.submit, st.maxTimes = time.Now(), bc.maxTimes
+				if err := st.run(); err != nil {
+					b.Fatal(err)
+				}
+				var res Result
+				st.fill(&res)
+				putStream(st)
+				if !res.Success || res.Chunks != 128 || len(res.ChunkTimes) != min(128, bc.maxTimes) {
+					b.Fatalf("Success %v, Chunks %d, %d times", res.Success, res.Chunks, len(res.ChunkTimes))
 				}
 			}
 		})

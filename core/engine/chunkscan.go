@@ -4,10 +4,11 @@ import "encoding/json"
 
 // decodeFast fills c from one chunk without encoding/json and without
 // allocating. It handles the shape engines send: lower-case keys, each known
-// key at most once, integer token counts. It reports false, with c partly
-// filled, for anything else (invalid JSON included); the caller then
-// decodes with encoding/json, which gives the exact result or error. The
-// differential fuzz test holds the two paths to the same results.
+// key at most once, token counts written as integers (or as 3.0). It
+// reports false, with c partly filled, for anything else (invalid JSON
+// included); the caller then decodes with encoding/json, which gives the
+// exact result or error. The differential fuzz test holds the two paths to
+// the same results.
 func (c *chunk) decodeFast(b []byte) bool {
 	s := scanner{b: b}
 	s.ws()
@@ -20,6 +21,10 @@ func (c *chunk) decodeFast(b []byte) bool {
 			return once(&seen, 2) && c.Usage.decodeFast(&s)
 		case "error":
 			return once(&seen, 4) && s.raw(&c.Error)
+		case "id":
+			return once(&seen, 8) && s.raw(&c.ID)
+		case "model":
+			return once(&seen, 16) && s.raw(&c.Model)
 		}
 		return s.skipUnknown(key)
 	})
@@ -61,6 +66,8 @@ func (ch *choice) decodeFast(s *scanner) bool {
 			return once(&seen, 1) && (s.null() || ch.decodeDelta(s))
 		case "text":
 			return once(&seen, 2) && s.raw(&ch.Text)
+		case "finish_reason":
+			return once(&seen, 4) && s.raw(&ch.FinishReason)
 		}
 		return s.skipUnknown(key)
 	})
@@ -143,13 +150,13 @@ func (u *usage) decodeFast(s *scanner) bool {
 	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
-			return once(&seen, 1) && s.int(&u.PromptTokens)
+			return once(&seen, 1) && s.tokens(&u.PromptTokens)
 		case "completion_tokens":
-			return once(&seen, 2) && s.int(&u.CompletionTokens)
+			return once(&seen, 2) && s.tokens(&u.CompletionTokens)
 		case "prompt_tokens_details":
 			return once(&seen, 4) && (s.null() || s.object(func(key []byte) bool {
 				if string(key) == "cached_tokens" {
-					return once(&seen, 8) && s.int(&u.PromptTokensDetails.CachedTokens)
+					return once(&seen, 8) && s.tokens(&u.PromptTokensDetails.CachedTokens)
 				}
 				return s.skipUnknown(key)
 			}))
@@ -301,9 +308,10 @@ func (s *scanner) raw(dst *json.RawMessage) bool {
 	return true
 }
 
-// int reads an integer into *dst as encoding/json would; null leaves *dst
-// unchanged. Fractions, exponents and very long numbers are refused.
-func (s *scanner) int(dst *int) bool {
+// tokens reads a token count into *dst as tokenCount.UnmarshalJSON would;
+// null leaves *dst unchanged. A number that is not a whole number is
+// refused (encoding/json then reports it).
+func (s *scanner) tokens(dst *tokenCount) bool {
 	if s.null() {
 		return true
 	}
@@ -311,25 +319,11 @@ func (s *scanner) int(dst *int) bool {
 	if !s.number() {
 		return false
 	}
-	num := s.b[start:s.i]
-	neg := num[0] == '-'
-	if neg {
-		num = num[1:]
-	}
-	if len(num) > 18 {
+	v, ok := wholeNumber(s.b[start:s.i])
+	if !ok {
 		return false
 	}
-	v := 0
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return false
-		}
-		v = v*10 + int(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	*dst = v
+	*dst = tokenCount(v)
 	return true
 }
 

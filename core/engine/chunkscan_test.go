@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -48,6 +49,18 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":{"a":1}}}]}}]}`,
 	`{"choices":[{"delta":{"tool_calls":[{"function":"f"}]}}]}`,
 	`{"choices":[{"delta":{"tool_calls":[{"index":0}],"tool_calls":[{"index":1}]}}]}`,
+	// what the engine says about its answer, then odd shapes
+	`{"id":"cmpl-\u00e9","model":"org/m","choices":[{"index":0,"text":"","finish_reason":"length"}]}`,
+	`{"id":null,"model":7,"choices":[{"finish_reason":{"type":"stop"}}]}`,
+	`{"id":"a","id":"b"}`, `{"model":"a","Model":"b"}`, `{"ID":"x"}`,
+	`{"choices":[{"finish_reason":"stop","finish_reason":null}]}`,
+	`{"choices":[{"Finish_Reason":"stop"}]}`,
+	// token counts as floats, and numbers that are no counts
+	`{"usage":{"prompt_tokens":3.0,"completion_tokens":2.000,"prompt_tokens_details":{"cached_tokens":1.0}}}`,
+	`{"usage":{"prompt_tokens":1e2,"completion_tokens":-2.0,"prompt_tokens_details":{"cached_tokens":2.5e1}}}`,
+	`{"usage":{"completion_tokens":9223372036854775807}}`, `{"usage":{"completion_tokens":9223372036854775808}}`,
+	`{"usage":{"completion_tokens":9007199254740993.0}}`, `{"usage":{"completion_tokens":9.223372036854775807e18}}`,
+	`{"usage":{"prompt_tokens":1e400}}`, `{"usage":{"prompt_tokens":"3"}}`, `{"usage":{"prompt_tokens":-0.0}}`,
 }
 
 const (
@@ -59,12 +72,13 @@ const (
 func equalRaw(a, b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
 
 func equalChunks(a, b *chunk) bool {
-	if a.Usage != b.Usage || !equalRaw(a.Error, b.Error) || len(a.Choices) != len(b.Choices) {
+	if a.Usage != b.Usage || !equalRaw(a.Error, b.Error) || !equalRaw(a.ID, b.ID) || !equalRaw(a.Model, b.Model) ||
+		len(a.Choices) != len(b.Choices) {
 		return false
 	}
 	for i := range a.Choices {
 		x, y := &a.Choices[i], &b.Choices[i]
-		if !equalRaw(x.Text, y.Text) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
+		if !equalRaw(x.Text, y.Text) || !equalRaw(x.FinishReason, y.FinishReason) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
 			!equalRaw(x.Delta.ReasoningContent, y.Delta.ReasoningContent) || !equalRaw(x.Delta.Reasoning, y.Delta.Reasoning) ||
 			len(x.Delta.ToolCalls) != len(y.Delta.ToolCalls) {
 			return false
@@ -130,8 +144,10 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 		payload string
 		fast    bool
 	}{
-		{chunkSeeds[0], true}, {chunkSeeds[1], true}, {chunkSeeds[2], true}, {chunkSeeds[4], true},
+		{chunkSeeds[0], true}, {chunkSeeds[1], true}, {chunkSeeds[2], true}, {chunkSeeds[3], true}, {chunkSeeds[4], true},
 		{chunkSeeds[5], true}, {chunkSeeds[7], true}, {chunkSeeds[9], true},
+		{`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]}`, true},
+		{`{"usage":{"prompt_tokens":500.0,"completion_tokens":20.0,"prompt_tokens_details":{"cached_tokens":448.0}}}`, true}, // whole floats
 		{vllmToolStart, true}, {vllmToolArgs, true},
 		{`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"f","arguments":""}}]}}]}`, true},
 		{`{"choices":[{"delta":{"tool_calls":[null,{"function":null}]}}]}`, true},
@@ -139,11 +155,15 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 		{`{"choices":[{"delta":{"tool_calls":[{"id":"a","id":"b"}]}}]}`, false},                  // duplicate key
 		{`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","name":"b"}}]}}]}`, false}, // duplicate key
 		{`{"choices":[{"delta":{"tool_calls":{}}}]}`, false},                                     // wrong type
-		{`{"Choices":[]}`, false},                  // case-folded key
-		{`{"choices":[],"choices":[]}`, false},     // duplicate key
-		{`{"usage":{"prompt_tokens":1.0}}`, false}, // not an integer
-		{`{"choices":[{"delta":5}]}`, false},       // wrong type
-		{`{"choices":[]} x`, false},                // trailing data
+		{`{"Choices":[]}`, false},                                          // case-folded key
+		{`{"choices":[],"choices":[]}`, false},                             // duplicate key
+		{`{"id":"a","id":"b"}`, false},                                     // duplicate key
+		{`{"choices":[{"finish_reason":"a","finish_reason":"b"}]}`, false}, // duplicate key
+		{`{"Model":"m"}`, false},                                           // case-folded key
+		{`{"usage":{"prompt_tokens":1.5}}`, false},                         // not a whole number
+		{`{"usage":{"prompt_tokens":"1"}}`, false},                         // not a number
+		{`{"choices":[{"delta":5}]}`, false},                               // wrong type
+		{`{"choices":[]} x`, false},                                        // trailing data
 	}
 	for _, tt := range tests {
 		var c chunk
@@ -155,9 +175,12 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 }
 
 // TestDecodeDoesNotAllocate: once its buffers have grown, a stream decodes
-// the common chunks, tool-call deltas included, without allocating.
+// the common chunks, tool-call deltas, finish reasons and usage written
+// with floats included, without allocating.
 func TestDecodeDoesNotAllocate(t *testing.T) {
-	payloads := [][]byte{[]byte(chunkSeeds[1]), []byte(chunkSeeds[2]), []byte(vllmToolStart), []byte(vllmToolArgs), []byte(chunkSeeds[5])}
+	payloads := [][]byte{[]byte(chunkSeeds[1]), []byte(chunkSeeds[2]), []byte(vllmToolStart), []byte(vllmToolArgs), []byte(chunkSeeds[5]),
+		[]byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"."},"logprobs":null,"finish_reason":"stop","stop_reason":null}]}`),
+		[]byte(`{"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":500.0,"completion_tokens":20.0}}`)}
 	st := getStream(nil, false, time.Now)
 	defer putStream(st)
 	run := func() {
@@ -171,5 +194,31 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	run() // grow the buffers
 	if n := testing.AllocsPerRun(100, run); n != 0 {
 		t.Errorf("decoding %d chunks allocates %v times, want 0", len(payloads), n)
+	}
+}
+
+func TestWholeNumber(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"0", 0, true}, {"42", 42, true}, {"-7", -7, true}, {"-0", 0, true},
+		{"3.0", 3, true}, {"3.000", 3, true}, {"-2.0", -2, true}, {"-0.0", 0, true},
+		{"1e3", 1000, true}, {"2.5e1", 25, true}, {"1E+2", 100, true}, {"120e-1", 12, true},
+		{"9223372036854775807", math.MaxInt64, true}, {"9223372036854775807.0", math.MaxInt64, true},
+		{"-9223372036854775808", math.MinInt64, true},
+		{"123456789012345678", 123456789012345678, true}, // 18 digits: the loop, exactly
+		{"9007199254740993.0", 9007199254740993, true},   // exactly, not through float64
+		{"1.5", 0, false}, {"0.1", 0, false}, {"1e-1", 0, false}, {"2.50e0", 0, false},
+		{"9223372036854775808", 0, false}, {"9.3e18", 0, false}, {"-9.3e18", 0, false}, {"1e400", 0, false},
+		{"", 0, false}, {"-", 0, false}, {`"3"`, 0, false}, {"true", 0, false}, {"null", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := wholeNumber([]byte(tt.in))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("wholeNumber(%s) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
 	}
 }

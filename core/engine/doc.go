@@ -1,6 +1,7 @@
 // Package engine sends requests to an OpenAI-compatible inference engine
 // (vLLM, SGLang, …) and measures them: submit, first-token, last-token and
-// finish times, token usage and the streamed text.
+// finish times, each output chunk's arrival, token usage, the streamed text
+// and what the engine said about its answer (finish reason, id, model).
 //
 // Start with [New] and [Sender.Send]:
 //

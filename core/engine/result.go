@@ -12,9 +12,11 @@ import "time"
 // calls are generated tokens like any other.
 //
 // A failed request keeps ID, Submit, Finish and Error; its content fields
-// (Text, ToolCalls, FirstToken, LastToken, token counts, Chunks, ITL) are
-// zero, as in the original tool, except a stream that ended with [DONE]
-// but carried no output: it keeps the usage the engine reported.
+// (Text, ToolCalls, FirstToken, LastToken, token counts, Chunks,
+// ChunkTimes, ITL and what the engine said about its answer) are zero, as
+// in the original tool, except a stream that ended with [DONE] but carried
+// no output: it keeps the usage, the finish reason, the response id and
+// the model the engine reported.
 type Result struct {
 	ID      string
 	Success bool
@@ -32,11 +34,34 @@ type Result struct {
 	InputTokens  int // usage.prompt_tokens, 0 if absent
 	OutputTokens int // usage.completion_tokens if > 0, else Chunks
 	CachedTokens int // usage.prompt_tokens_details.cached_tokens, 0 if absent
-	Chunks       int // chunks with output
+	// UsageOutputTokens is usage.completion_tokens as the engine reported
+	// it, 0 if absent: unlike OutputTokens it never falls back to Chunks,
+	// so a reader can tell a count from an estimate.
+	UsageOutputTokens int
+	Chunks            int // chunks with output
+	// ChunkTimes are the arrival times of the chunks with output (exactly
+	// those counted in Chunks), as offsets from Submit, in order: the
+	// first MaxChunkTimes of them. ChunkTimes[0] is FirstToken-Submit.
+	ChunkTimes []time.Duration
 	// ITL is the mean gap between successive chunks with output,
 	// (LastToken-FirstToken)/(Chunks-1); 0 with fewer than two chunks.
 	ITL time.Duration
+
+	// What the engine said about its answer, "" when it did not say:
+	// FinishReason is the last non-empty finish_reason of the first
+	// choice ("stop", "length", "tool_calls", …); ResponseID and
+	// ResponseModel are the first non-empty "id" and "model" of the
+	// chunks (engines repeat them in every chunk).
+	FinishReason  string
+	ResponseID    string
+	ResponseModel string
 }
+
+// MaxChunkTimes caps Result.ChunkTimes: 16,384 offsets (128 KiB) per
+// request at most. A longer answer keeps the times of its first chunks and
+// its full Chunks count. It equals record.MaxChunkOffsets (a test in
+// core/host keeps them equal; engine does not import record).
+const MaxChunkTimes = 16384
 
 // TTFT is the time to first token in seconds, or -1 for a failed request
 // (the original's convention).

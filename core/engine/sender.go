@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -170,6 +171,7 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 
 	st := getStream(resp.Body, req.Completion, s.now)
 	defer putStream(st)
+	st.submit = res.Submit
 	if err := st.run(); err != nil {
 		msg := err.Error()
 		if st.dataLines == 0 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -177,14 +179,27 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 		}
 		return failed(res, s.now(), s.errorText(ctx, msg))
 	}
+	st.fill(&res)
+	return res
+}
 
+// fill completes res from a stream that ended with [DONE]. Everything it
+// keeps is copied out of the pooled stream.
+func (st *stream) fill(res *Result) {
 	res.Finish = st.finish
 	res.InputTokens = st.inputTokens
 	res.CachedTokens = st.cachedTokens
 	res.OutputTokens = st.outputTokens
+	res.UsageOutputTokens = st.outputTokens
+	res.FinishReason = finishReasonString(st.finishReason)
+	res.ResponseID = string(st.responseID)
+	if string(st.responseModel) != st.lastModel { // the same model, request after request
+		st.lastModel = string(st.responseModel)
+	}
+	res.ResponseModel = st.lastModel
 	if st.chunks == 0 {
 		res.Error = "stream ended without content"
-		return res
+		return
 	}
 	if res.OutputTokens <= 0 {
 		res.OutputTokens = st.chunks
@@ -193,12 +208,32 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 	res.Text = string(st.text)
 	res.ToolCalls = st.toolCalls()
 	res.Chunks = st.chunks
+	if len(st.times) > 0 {
+		res.ChunkTimes = slices.Clone(st.times) // one allocation per request
+	}
 	res.FirstToken = st.first
 	res.LastToken = st.last
 	if st.chunks > 1 {
 		res.ITL = st.last.Sub(st.first) / time.Duration(st.chunks-1)
 	}
-	return res
+}
+
+// finishReasonString returns b as a string, without allocating for the reasons
+// OpenAI defines.
+func finishReasonString(b []byte) string {
+	switch string(b) {
+	case "":
+		return ""
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	case "content_filter":
+		return "content_filter"
+	}
+	return string(b)
 }
 
 // newHTTPRequest builds the HTTP request from the endpoint's template; the

@@ -116,6 +116,9 @@ func checkFailed(t *testing.T, res Result, wantSub string) {
 	if res.Latency() < 0 {
 		t.Errorf("Latency() = %v, want >= 0", res.Latency())
 	}
+	if res.Chunks != 0 || res.ChunkTimes != nil {
+		t.Errorf("Chunks %d, ChunkTimes %v; want none", res.Chunks, res.ChunkTimes)
+	}
 }
 
 // --- success ---
@@ -169,6 +172,10 @@ func TestSendTimestamps(t *testing.T) {
 	}
 	if res.ITL != 10*time.Millisecond {
 		t.Errorf("ITL = %v, want 10ms", res.ITL)
+	}
+	// One offset per content chunk: the first is the TTFT, the last LastToken.
+	if diff := cmp.Diff([]time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}, res.ChunkTimes); diff != "" {
+		t.Errorf("ChunkTimes (-want +got):\n%s", diff)
 	}
 	approx := func(name string, got, want float64) {
 		if math.Abs(got-want) > 1e-9 {
@@ -225,11 +232,13 @@ func TestSendUsage(t *testing.T) {
 		usage               string
 		wantIn, wantOut     int
 		wantCached, wantCnt int
+		wantUsageOut        int
 	}{
-		{"prompt and completion tokens", `{"choices":[],"usage":{"prompt_tokens":500,"completion_tokens":20}}`, 500, 20, 0, 2},
-		{"cached tokens", `{"choices":[],"usage":{"prompt_tokens":500,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":448}}}`, 500, 20, 448, 2},
-		{"no usage: chunk count", `{"choices":[]}`, 0, 2, 0, 2},
-		{"zero completion tokens: chunk count", `{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":0}}`, 9, 2, 0, 2},
+		{"prompt and completion tokens", `{"choices":[],"usage":{"prompt_tokens":500,"completion_tokens":20}}`, 500, 20, 0, 2, 20},
+		{"cached tokens", `{"choices":[],"usage":{"prompt_tokens":500,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":448}}}`, 500, 20, 448, 2, 20},
+		{"no usage: chunk count", `{"choices":[]}`, 0, 2, 0, 2, 0},
+		{"zero completion tokens: chunk count", `{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":0}}`, 9, 2, 0, 2, 0},
+		{"counts written as floats", `{"choices":[],"usage":{"prompt_tokens":500.0,"completion_tokens":3.0,"prompt_tokens_details":{"cached_tokens":448.0}}}`, 500, 3, 448, 2, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,9 +248,9 @@ func TestSendUsage(t *testing.T) {
 			if !res.Success {
 				t.Fatalf("failed: %s", res.Error)
 			}
-			got := []int{res.InputTokens, res.OutputTokens, res.CachedTokens, res.Chunks}
-			if diff := cmp.Diff([]int{tt.wantIn, tt.wantOut, tt.wantCached, tt.wantCnt}, got); diff != "" {
-				t.Errorf("[in out cached chunks] (-want +got):\n%s", diff)
+			got := []int{res.InputTokens, res.OutputTokens, res.CachedTokens, res.Chunks, res.UsageOutputTokens}
+			if diff := cmp.Diff([]int{tt.wantIn, tt.wantOut, tt.wantCached, tt.wantCnt, tt.wantUsageOut}, got); diff != "" {
+				t.Errorf("[in out cached chunks usage-out] (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -537,6 +546,9 @@ func TestSendMidStreamBreak(t *testing.T) {
 		if res.Text != "" || !res.FirstToken.IsZero() || res.OutputTokens != 0 || res.Chunks != 0 {
 			t.Errorf("Text, FirstToken, OutputTokens, Chunks = %q, %v, %d, %d; want zero values", res.Text, res.FirstToken, res.OutputTokens, res.Chunks)
 		}
+		if res.ResponseID != "" || res.ResponseModel != "" || res.FinishReason != "" {
+			t.Errorf("ResponseID, ResponseModel, FinishReason = %q, %q, %q; want none for a failure", res.ResponseID, res.ResponseModel, res.FinishReason)
+		}
 	})
 	t.Run("connection reset", func(t *testing.T) {
 		t.Parallel()
@@ -612,6 +624,61 @@ func TestSendUsageOnlyKeepsUsage(t *testing.T) {
 	checkFailed(t, res, "stream ended without content")
 	if res.InputTokens != 500 || res.OutputTokens != 0 || res.DecodeSpeed() != 0 {
 		t.Errorf("InputTokens, OutputTokens, DecodeSpeed = %d, %d, %v; want 500, 0, 0", res.InputTokens, res.OutputTokens, res.DecodeSpeed())
+	}
+	// What the engine said is kept too: it tells why there was no answer.
+	if res.ResponseID != "chatcmpl-1" || res.ResponseModel != "m" || res.UsageOutputTokens != 0 {
+		t.Errorf("ResponseID, ResponseModel, UsageOutputTokens = %q, %q, %d; want chatcmpl-1, m, 0", res.ResponseID, res.ResponseModel, res.UsageOutputTokens)
+	}
+}
+
+// TestSendAnswerInfo: the finish reason, the response id and the model
+// the engine answered with, as vLLM streams them.
+func TestSendAnswerInfo(t *testing.T) {
+	t.Parallel()
+	finish := `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"!"},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`
+	srv := newServer(t, sseHandler(chatChunk("Hi"), finish, usageChunk(5, 2), done))
+	res := newSender(t, srv.URL).Send(context.Background(), chatRequest("r"))
+	if !res.Success {
+		t.Fatalf("failed: %s", res.Error)
+	}
+	type info struct {
+		FinishReason, ResponseID, ResponseModel, Text string
+		Chunks, UsageOutputTokens, ChunkTimes         int
+	}
+	want := info{"length", "chatcmpl-1", "m", "Hi!", 2, 2, 2}
+	got := info{res.FinishReason, res.ResponseID, res.ResponseModel, res.Text, res.Chunks, res.UsageOutputTokens, len(res.ChunkTimes)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestSendChunkTimesCapped: an answer longer than MaxChunkTimes chunks
+// keeps the first MaxChunkTimes offsets, in order, and counts every chunk.
+func TestSendChunkTimesCapped(t *testing.T) {
+	t.Parallel()
+	const n = MaxChunkTimes + 3
+	var body strings.Builder
+	for range n {
+		body.WriteString("data: " + `{"choices":[{"delta":{"content":"t"}}]}` + "\n\n")
+	}
+	body.WriteString("data: [DONE]\n\n")
+	srv := newServer(t, rawHandler(body.String()))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &stepClock{t: t0, step: time.Microsecond}
+	res := newSender(t, srv.URL, func(c *Config) { c.Now = clock.Now }).Send(context.Background(), chatRequest("r"))
+	if !res.Success {
+		t.Fatalf("failed: %s", res.Error)
+	}
+	if res.Chunks != n || res.OutputTokens != n || len(res.ChunkTimes) != MaxChunkTimes {
+		t.Fatalf("Chunks, OutputTokens, len(ChunkTimes) = %d, %d, %d; want %d, %d, %d", res.Chunks, res.OutputTokens, len(res.ChunkTimes), n, n, MaxChunkTimes)
+	}
+	for i, d := range res.ChunkTimes {
+		if want := time.Duration(i+1) * time.Microsecond; d != want {
+			t.Fatalf("ChunkTimes[%d] = %v, want %v", i, d, want)
+		}
+	}
+	if got, want := res.LastToken.Sub(res.Submit), time.Duration(n)*time.Microsecond; got != want {
+		t.Errorf("LastToken-Submit = %v, want %v: the chunks past the cap still count", got, want)
 	}
 }
 

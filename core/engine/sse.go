@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -26,8 +28,10 @@ const (
 // chunk holds the fields of one streamed JSON chunk that we use; everything
 // else is skipped by the decoder. Content fields are raw JSON so that their
 // buffers are reused from chunk to chunk and unescaped straight into the
-// response text.
+// response text; so are the strings the engine describes its answer with.
 type chunk struct {
+	ID      json.RawMessage `json:"id"`
+	Model   json.RawMessage `json:"model"`
 	Choices []choice        `json:"choices"`
 	Usage   usage           `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -40,7 +44,8 @@ type choice struct {
 		Reasoning        json.RawMessage `json:"reasoning"`
 		ToolCalls        []toolCallDelta `json:"tool_calls"`
 	} `json:"delta"`
-	Text json.RawMessage `json:"text"`
+	Text         json.RawMessage `json:"text"`
+	FinishReason json.RawMessage `json:"finish_reason"`
 }
 
 // toolCallDelta is one entry of delta.tool_calls: a piece of the call at
@@ -55,11 +60,77 @@ type toolCallDelta struct {
 }
 
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokens        tokenCount `json:"prompt_tokens"`
+	CompletionTokens    tokenCount `json:"completion_tokens"`
 	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"` // -1 = absent (set by reset)
+		CachedTokens tokenCount `json:"cached_tokens"` // -1 = absent (set by reset)
 	} `json:"prompt_tokens_details"`
+}
+
+// tokenCount is a count in usage. Engines write integers, but some write
+// the same count as a float (3.0); any number whose value is a whole
+// number is accepted, anything else fails the chunk. Null leaves the count
+// as it was, as encoding/json does for an int.
+type tokenCount int
+
+func (n *tokenCount) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
+	v, ok := wholeNumber(b)
+	if !ok {
+		return fmt.Errorf("usage token count %s is not a whole number", excerpt(b, 40))
+	}
+	*n = tokenCount(v)
+	return nil
+}
+
+// wholeNumber reads a JSON number whose value is a whole number that fits
+// an int: 42, -1, 3.0, 1e3. Integers, with or without a zero fraction, are
+// read exactly and without allocating; other forms (exponents) through
+// float64. It reports false for anything else. Both decoders use it, so
+// they agree on every count.
+func wholeNumber(num []byte) (int, bool) {
+	digits := num
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	i := 0
+	for i < len(digits) && digits[i] >= '0' && digits[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, false // not a number
+	}
+	rest := digits[i:]
+	if len(rest) > 1 && rest[0] == '.' && len(bytes.TrimLeft(rest[1:], "0")) == 0 {
+		rest = nil // 3.0, 3.00: the integer itself
+	}
+	if len(rest) == 0 {
+		if i > 18 { // may not fit: let strconv decide
+			v, err := strconv.ParseInt(string(num[:len(num)-len(digits)+i]), 10, strconv.IntSize)
+			if err != nil {
+				return 0, false
+			}
+			return int(v), true
+		}
+		var v int64
+		for _, c := range digits[:i] {
+			v = v*10 + int64(c-'0')
+		}
+		if num[0] == '-' {
+			v = -v
+		}
+		if v < math.MinInt || v > math.MaxInt {
+			return 0, false
+		}
+		return int(v), true
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || f != math.Trunc(f) || f < math.MinInt || f >= -math.MinInt {
+		return 0, false
+	}
+	return int(f), true
 }
 
 // reset prepares c for the next decode. encoding/json keeps fields that are
@@ -80,7 +151,9 @@ func (c *chunk) reset() {
 		}
 		ch.Delta.ToolCalls = tcs[:0]
 		ch.Text = ch.Text[:0]
+		ch.FinishReason = ch.FinishReason[:0]
 	}
+	c.ID, c.Model = c.ID[:0], c.Model[:0]
 	c.Choices = c.Choices[:0]
 	c.Usage = usage{}
 	c.Usage.PromptTokensDetails.CachedTokens = -1
@@ -101,6 +174,8 @@ type stream struct {
 
 	completion bool
 	now        func() time.Time
+	submit     time.Time // what times are offsets from
+	maxTimes   int       // MaxChunkTimes; lowered by tests and benchmarks
 
 	chunks       int // chunks with output: content, reasoning or tool-call text
 	first, last  time.Time
@@ -111,6 +186,15 @@ type stream struct {
 	eventError   bool // the current event was announced as "event: error"
 	done         bool // [DONE] seen
 	finish       time.Time
+
+	// times are the arrival offsets of the first maxTimes chunks with
+	// output; the buffer is pooled and copied into the Result.
+	times []time.Duration
+	// What the engine said about its answer (see Result), in reused
+	// buffers; lastModel is the previous Result's ResponseModel, kept by
+	// the pool so that the same model needs no new string.
+	responseID, responseModel, finishReason []byte
+	lastModel                               string
 }
 
 var streamPool = sync.Pool{New: func() any {
@@ -122,6 +206,7 @@ func getStream(r io.Reader, completion bool, now func() time.Time) *stream {
 	st.br.Reset(r)
 	st.completion = completion
 	st.now = now
+	st.maxTimes = MaxChunkTimes
 	return st
 }
 
@@ -138,7 +223,9 @@ func putStream(st *stream) {
 	if cap(scratch) > maxPooledBuf {
 		scratch = nil
 	}
-	*st = stream{br: st.br, long: st.long[:0], text: text, chunk: st.chunk, calls: poolableCalls(st.calls), scratch: scratch}
+	*st = stream{br: st.br, long: st.long[:0], text: text, chunk: st.chunk, calls: poolableCalls(st.calls), scratch: scratch,
+		times:      st.times[:0], // at most MaxChunkTimes: 128 KiB
+		responseID: st.responseID[:0], responseModel: st.responseModel[:0], finishReason: st.finishReason[:0], lastModel: st.lastModel}
 	streamPool.Put(st)
 }
 
@@ -257,13 +344,17 @@ func (st *stream) line(line []byte) error {
 			st.first = t
 		}
 		st.last = t
+		if len(st.times) < st.maxTimes {
+			st.times = append(st.times, t.Sub(st.submit))
+		}
 	}
 	return nil
 }
 
-// decode decodes one JSON chunk, records its usage, appends its content to
-// st.text and merges its tool-call deltas into st.calls. It reports whether
-// the chunk carried output: content (or reasoning) or tool-call text.
+// decode decodes one JSON chunk, records its usage and what it says about
+// the answer (id, model, finish reason), appends its content to st.text
+// and merges its tool-call deltas into st.calls. It reports whether the
+// chunk carried output: content (or reasoning) or tool-call text.
 func (st *stream) decode(payload []byte) (bool, error) {
 	c := &st.chunk
 	c.reset()
@@ -277,18 +368,26 @@ func (st *stream) decode(payload []byte) (bool, error) {
 		return false, errStreamFailed("stream error: " + errorMessage(c.Error))
 	}
 	if c.Usage.PromptTokens > 0 {
-		st.inputTokens = c.Usage.PromptTokens
+		st.inputTokens = int(c.Usage.PromptTokens)
 	}
 	if c.Usage.CompletionTokens > 0 {
-		st.outputTokens = c.Usage.CompletionTokens
+		st.outputTokens = int(c.Usage.CompletionTokens)
 	}
 	if c.Usage.PromptTokensDetails.CachedTokens >= 0 {
-		st.cachedTokens = c.Usage.PromptTokensDetails.CachedTokens
+		st.cachedTokens = int(c.Usage.PromptTokensDetails.CachedTokens)
+	}
+	// Every chunk repeats the id and the model: the first one is kept.
+	if len(st.responseID) == 0 {
+		st.responseID = setString(st.responseID, c.ID)
+	}
+	if len(st.responseModel) == 0 {
+		st.responseModel = setString(st.responseModel, c.Model)
 	}
 	if len(c.Choices) == 0 {
 		return false, nil // the usage chunk
 	}
 	ch := &c.Choices[0]
+	st.finishReason = setString(st.finishReason, ch.FinishReason)
 	raw := ch.Text
 	if !st.completion {
 		raw = firstPresent(ch.Delta.Content, ch.Delta.ReasoningContent, ch.Delta.Reasoning)
@@ -434,6 +533,22 @@ func firstPresent(vals ...json.RawMessage) json.RawMessage {
 }
 
 func isNull(raw []byte) bool { return string(raw) == "null" }
+
+// setString returns dst replaced by the JSON string raw when raw is a
+// non-empty string, else dst unchanged: what the engine says about its
+// answer is kept when a later chunk says nothing (null, ""), and a value
+// of another type is ignored rather than failing the request.
+func setString(dst []byte, raw json.RawMessage) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) <= len(`""`) || raw[0] != '"' {
+		return dst
+	}
+	out, err := appendUnquoted(dst[:0], raw)
+	if err != nil { // not reached: both decoders hand over valid strings only
+		return dst[:0]
+	}
+	return out
+}
 
 // appendUnquoted appends the JSON string raw to dst; an absent or null raw
 // appends nothing. Strings without escapes are copied directly. Errors

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,9 @@ func TestDecodeUsage(t *testing.T) {
 			`{"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":4}}}`,
 			`{"choices":[]}`,
 		}, usageSeen{7, 3, 4}},
+		// Some servers write counts as floats: a whole number is a count.
+		{"whole floats", []string{`{"choices":[],"usage":{"prompt_tokens":500.0,"completion_tokens":20.0,"prompt_tokens_details":{"cached_tokens":256.0}}}`}, usageSeen{500, 20, 256}},
+		{"exponents", []string{`{"choices":[],"usage":{"prompt_tokens":5e2,"completion_tokens":2.0E1,"prompt_tokens_details":{"cached_tokens":0.0}}}`}, usageSeen{500, 20, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +120,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"string tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":"0","id":"c"}]}}]}`, `tool_calls[0].index is not an integer from 0 to 999999999: "0"`},
 		{"fractional tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":1.5,"id":"c"}]}}]}`, "malformed chunk"},
 		{"huge tool call index", `{"choices":[{"delta":{"tool_calls":[{"index":12345678901,"id":"c"}]}}]}`, "tool_calls[0].index is not an integer from 0 to 999999999: 12345678901"},
+		{"fractional token count", `{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2.5}}`, "usage token count 2.5 is not a whole number"},
+		{"token count too large", `{"usage":{"prompt_tokens":1e30}}`, "usage token count 1e30 is not a whole number"},
+		{"token count not a number", `{"usage":{"prompt_tokens":"10"}}`, `usage token count "10" is not a whole number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,5 +352,107 @@ func TestToolCallsReusePooledStreams(t *testing.T) {
 			t.Errorf("tool calls (-want +got):\n%s", diff)
 		}
 		putStream(st)
+	}
+}
+
+// TestDecodeAnswerInfo: what the engine says about its answer. The id and
+// the model are the first non-empty ones (every chunk repeats them), the
+// finish reason the last non-empty one of the first choice; a value that
+// is no string is ignored, never a failure.
+func TestDecodeAnswerInfo(t *testing.T) {
+	t.Parallel()
+	type info struct{ ID, Model, FinishReason string }
+	tests := []struct {
+		name       string
+		payloads   []string
+		completion bool
+		want       info
+	}{
+		{"vLLM chat: reason in the last content chunk, then usage", []string{
+			`{"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+			`{"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":null,"finish_reason":null}]}`,
+			`{"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"length","stop_reason":null}]}`,
+			`{"id":"chatcmpl-abc","object":"chat.completion.chunk","created":1,"model":"Qwen/Qwen3-8B","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1}}`,
+		}, false, info{"chatcmpl-abc", "Qwen/Qwen3-8B", "length"}},
+		{"completions", []string{
+			`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":null}]}`,
+			`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"stop"}]}`,
+		}, true, info{"cmpl-1", "m", "stop"}},
+		{"the last non-empty reason wins; null and empty keep it", []string{
+			`{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`,
+			`{"choices":[{"delta":{},"finish_reason":"stop"}]}`,
+			`{"choices":[{"delta":{},"finish_reason":null}]}`,
+			`{"choices":[{"delta":{},"finish_reason":""}]}`,
+			`{"choices":[{"delta":{}}]}`,
+		}, false, info{FinishReason: "stop"}},
+		{"the first non-empty id and model win", []string{
+			`{"id":"","model":null,"choices":[]}`,
+			`{"id":"first","model":"m1","choices":[]}`,
+			`{"id":"second","model":"m2","choices":[]}`,
+		}, false, info{"first", "m1", ""}},
+		{"escaped strings are unescaped", []string{`{"id":"a\"b","model":"caf\u00e9/\u4e16","choices":[{"finish_reason":"st\u006fp"}]}`},
+			false, info{`a"b`, "café/世", "stop"}},
+		{"other types are ignored", []string{
+			`{"id":42,"model":{"name":"m"},"choices":[{"delta":{"content":"x"},"finish_reason":["stop"]}]}`,
+			`{"id":true,"model":[],"choices":[{"finish_reason":1}]}`,
+		}, false, info{}},
+		{"only the first choice", []string{`{"choices":[{"delta":{}},{"delta":{},"finish_reason":"stop"}]}`}, false, info{}},
+		{"through encoding/json too", []string{` {"ID":"upper","Model":"M","choices":[{"Finish_Reason":"stop"}]} `}, false, info{"upper", "M", "stop"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := getStream(nil, tt.completion, time.Now)
+			defer putStream(st)
+			for _, p := range tt.payloads {
+				if _, err := st.decode([]byte(p)); err != nil {
+					t.Fatalf("decode(%s): %v", p, err)
+				}
+			}
+			got := info{string(st.responseID), string(st.responseModel), string(st.finishReason)}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("answer info (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStreamChunkTimes: one offset from submit per chunk with output, in
+// order, the first maxTimes of them; Chunks counts them all.
+func TestStreamChunkTimes(t *testing.T) {
+	t.Parallel()
+	var body strings.Builder
+	body.WriteString("data: " + `{"choices":[{"delta":{"role":"assistant","content":""}}]}` + "\n\n") // no output: no time
+	for i := range 5 {
+		fmt.Fprintf(&body, "data: %s\n\n", `{"choices":[{"delta":{"content":"t`+strconv.Itoa(i)+`"}}]}`)
+		body.WriteString(": keep-alive\n\n") // a comment reads no clock
+	}
+	body.WriteString("data: " + `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f"}}]}}]}` + "\n\n")
+	body.WriteString("data: " + `{"choices":[],"usage":{"completion_tokens":6}}` + "\n\ndata: [DONE]\n\n")
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		max  int
+		want []time.Duration
+	}{
+		{MaxChunkTimes, []time.Duration{ms(2), ms(3), ms(4), ms(5), ms(6), ms(7)}},
+		{4, []time.Duration{ms(2), ms(3), ms(4), ms(5)}},
+		{0, nil},
+	} {
+		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		clock := &stepClock{t: t0, step: time.Millisecond} // one reading per data line
+		st := getStream(strings.NewReader(body.String()), false, clock.Now)
+		st.submit, st.maxTimes = t0, tc.max
+		if err := st.run(); err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		st.fill(&res)
+		putStream(st)
+		if res.Chunks != 6 {
+			t.Errorf("max %d: Chunks = %d, want 6 (all of them)", tc.max, res.Chunks)
+		}
+		if diff := cmp.Diff(tc.want, res.ChunkTimes); diff != "" {
+			t.Errorf("max %d: ChunkTimes (-want +got):\n%s", tc.max, diff)
+		}
 	}
 }

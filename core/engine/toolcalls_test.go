@@ -170,6 +170,13 @@ func TestSendToolCallTimestamps(t *testing.T) {
 	if res.Text != "" || len(res.ToolCalls) != 1 || res.ToolCalls[0].Arguments != `{"a":1}` {
 		t.Errorf("Text %q, ToolCalls %+v; want no text and one call with {\"a\":1}", res.Text, res.ToolCalls)
 	}
+	// The tool-call chunks are the chunks timed, and the answer says why it ended.
+	if diff := cmp.Diff([]time.Duration{20 * time.Millisecond, 30 * time.Millisecond, 40 * time.Millisecond}, res.ChunkTimes); diff != "" {
+		t.Errorf("ChunkTimes (-want +got):\n%s", diff)
+	}
+	if res.FinishReason != "tool_calls" {
+		t.Errorf("FinishReason = %q, want tool_calls", res.FinishReason)
+	}
 }
 
 // A failed request keeps no tool calls, as it keeps no text; malformed

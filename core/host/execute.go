@@ -79,6 +79,7 @@ type Plan struct {
 type Result struct {
 	RunID       string
 	Final       stats.Final
+	Overhead    *report.Overhead // the client's overhead certificate
 	Interrupted bool
 	Files       []string
 	// Err is the first error (workload, journal or exporter); the summary
@@ -162,6 +163,10 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		res.Final = stats.Final{Aggregated: obs.live.Current(time.Now())}
 	}
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Interrupted, HasSchedule: hasSchedule}
+	if res.Overhead, err = clientOverhead(journal.Path(), obs.probe.stop()); err != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
+	}
+	rep.Overhead = res.Overhead
 	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
 	for _, r := range fan.Finish(summary, 60*time.Second) {
 		if r.Err != nil {
@@ -270,6 +275,7 @@ type observer struct {
 	live            *stats.Live // running numbers, for progress
 	err             error
 	trace           *telemetry.Run // nil when tracing is off
+	probe           *overheadProbe // the measured phase's overhead probe
 
 	mu         sync.Mutex
 	phase      protocol.Phase
@@ -293,10 +299,14 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	if ph == protocol.Measure {
 		o.live.Reset(start)
 		o.lags.reset()
+		o.probe = startOverheadProbe()
 	}
 }
 
-func (o *observer) PhaseEnded(_ protocol.Phase, end time.Time) {
+func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
+	if ph == protocol.Measure {
+		o.probe.stop()
+	}
 	if o.trace != nil {
 		o.trace.EndPhase(o.wallTime(end))
 	}
@@ -332,7 +342,10 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 		InputTokens: int64(r.InputTokens), OutputTokens: int64(r.OutputTokens), CachedTokens: int64(r.CachedTokens),
 		Scheduled: o.wall(f.Req.Due), ExplicitSchedule: f.Req.Explicit, Submit: o.wall(r.Submit),
 		FirstToken: o.wall(r.FirstToken), Finish: o.wall(r.Finish), Seq: f.Seq,
+		Chunks: int64(r.Chunks), UsageOutputTokens: int64(r.UsageOutputTokens), ChunkOffsetsUs: chunkOffsetsUs(r.ChunkTimes),
+		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
 	}
+	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	// The journal first: once it has the record, the request is safe.
 	if err := o.journal.Append(rec); err != nil {
 		o.err = err
@@ -353,8 +366,14 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 			lag = r.Submit.Sub(f.Req.Due).Seconds()
 			o.lags.add(lag * 1000)
 		}
+		// Decode speed only where it is defined (as in the summary); the
+		// live means skip the rest.
+		decode := stats.DecodeSpeed(rec)
+		if math.IsNaN(decode) {
+			decode = 0
+		}
 		o.live.Add(stats.Sample{
-			Success: r.Success, TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(),
+			Success: r.Success, TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: decode,
 			ITL: r.ITL.Seconds(), DispatchLag: lag,
 			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Finish: r.Finish,
 		})
@@ -367,6 +386,22 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 	}
 	o.fan.Add(rec)
 	return nil
+}
+
+// chunkOffsetsUs converts the chunks' offsets from submit to whole
+// microseconds (truncated), the journal's unit, at most
+// record.MaxChunkOffsets of them (the engine's cap; any Sender's); nil for
+// none.
+func chunkOffsetsUs(times []time.Duration) []int64 {
+	times = times[:min(len(times), record.MaxChunkOffsets)]
+	if len(times) == 0 {
+		return nil
+	}
+	out := make([]int64, len(times))
+	for i, d := range times {
+		out[i] = d.Microseconds()
+	}
+	return out
 }
 
 // engineURL is the sender's base URL when it has one (engine.Sender does),

@@ -284,7 +284,7 @@ func TestExecuteRecordsBothPhasesCountsOnlyMeasure(t *testing.T) {
 	if doc.Run.RunID != res.RunID || doc.Run.Interrupted {
 		t.Errorf("summary JSON run = %+v", doc.Run)
 	}
-	wantJSON := report.SummaryJSON(p.Report, report.Run{ID: res.RunID, Version: p.Version}, f)
+	wantJSON := report.SummaryJSON(p.Report, report.Run{ID: res.RunID, Version: p.Version, Overhead: res.Overhead}, f)
 	if diff := cmp.Diff(string(wantJSON), string(s.JSON)); diff != "" {
 		t.Errorf("summary JSON (-report.SummaryJSON +got):\n%s", diff)
 	}

@@ -277,7 +277,7 @@ func (p *Plugins) Elsewhere(inUse []string) *config.Elsewhere {
 	p.mu.Unlock()
 	var found []plugin.Candidate
 	for _, c := range plugin.Discover("", plugin.SearchDirs()) {
-		if !slices.Contains(ids, c.Kind+"/"+c.Name) {
+		if c.Refused == "" && !slices.Contains(ids, c.Kind+"/"+c.Name) {
 			found = append(found, c)
 		}
 	}

@@ -30,7 +30,8 @@ type Setup struct {
 	Sim      sim.Config
 	SimFlags []string
 
-	LMCacheURL string
+	LMCacheURL    string
+	LMCacheOrigin string
 	// Model is matched on LMCache's /status ("" = detect it from
 	// /v1/models); ServedModel is sent to the engine ("" = Model).
 	Model, ServedModel string
@@ -105,10 +106,19 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		if len(s.SimFlags) > 0 {
 			return nil, UsageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), RedactURL(engineURL))}
 		}
-		if err := CheckURL(engineURL); err != nil {
+		base, stripped, err := engine.CheckBaseURL(engineURL)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.EngineOrigin, err)
 		}
-		p.EngineURL, p.ReportURL = engineURL, RedactURL(engine.NormalizeURL(engineURL))
+		if stripped != "" {
+			log.Warn().Msgf("%s: ignoring the endpoint path %s after the address (lmbench adds the paths itself)", s.EngineOrigin, stripped)
+		}
+		p.EngineURL, p.ReportURL = base, RedactURL(base)
+	}
+	if s.LMCacheURL != "" {
+		if _, _, err := engine.CheckBaseURL(PortOnly(s.LMCacheURL)); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.LMCacheOrigin, err)
+		}
 	}
 
 	p.Model = s.Model
@@ -175,13 +185,11 @@ func statusSourceURL(lmcacheURL, engineURL, base string) string {
 	return base
 }
 
-// CheckURL tells whether an engine or LMCache address, as typed, makes a
-// URL once normalised.
+// CheckURL tells whether an engine or LMCache address, as typed, is one:
+// an http(s) scheme or none, a host, no query (engine.CheckBaseURL).
 func CheckURL(raw string) error {
-	if _, err := url.Parse(engine.NormalizeURL(PortOnly(raw))); err != nil {
-		return fmt.Errorf("%q is not a URL: %v", RedactURL(raw), err)
-	}
-	return nil
+	_, _, err := engine.CheckBaseURL(PortOnly(raw))
+	return err
 }
 
 // PortOnly reads a bare port number as a server on this machine

@@ -78,9 +78,10 @@ func (r Reexport) Run(ctx context.Context) (*Reexported, error) {
 }
 
 // summarize rebuilds the summary of a run that never finished from its
-// measured records. The measured phase's clock starts at the earliest
-// submit (or schedule) time found, since the phase's start is not in the
-// journal.
+// records (the measured ones, and the warmup ones for the cache block),
+// with the percentiles its configuration names. The measured phase's
+// clock starts at the earliest submit (or schedule) time found, since the
+// phase's start is not in the journal.
 func summarize(run record.Run, recs []record.Record) record.Summary {
 	var start time.Time
 	for i := range recs {
@@ -98,7 +99,8 @@ func summarize(run record.Run, recs []record.Record) record.Summary {
 	for i := range recs {
 		f.add(&recs[i])
 	}
-	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir}
-	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: f.hasSchedule}
-	return summaryOf(run.ID, cfg, rep, f.c.Final())
+	final, hasSchedule := f.final(run)
+	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir, Percentiles: final.Percentiles}
+	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: hasSchedule}
+	return summaryOf(run.ID, cfg, rep, final)
 }

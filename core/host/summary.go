@@ -1,50 +1,69 @@
 package host
 
 import (
-	"math"
+	"encoding/json"
 	"time"
 
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
 )
 
-// finals builds a run's final numbers from its measured records, as the
-// journal holds them: a run computes its summary this way at its end (so
-// it keeps no samples in memory meanwhile), and so does a re-export of a
-// run that never wrote one. Both give the same numbers for the same
-// records.
+// finals builds a run's final numbers from its records, as the journal
+// holds them (both phases: warmup records count in the cache block): a
+// run computes its summary this way at its end (so it keeps no samples in
+// memory meanwhile), and so does a re-export of a run that never wrote
+// one. Both give the same numbers for the same records.
 type finals struct {
-	c           *stats.Collector
-	hasSchedule bool
+	b *stats.Builder
 }
 
 // newFinals starts at start, the measured phase's start (wall clock),
 // with room for n measured requests (0 when unknown).
-func newFinals(start time.Time, n int) *finals { return &finals{c: stats.NewCollectorFor(start, n)} }
+func newFinals(start time.Time, n int) *finals {
+	return &finals{b: stats.NewBuilder(start, n, stats.Options{})}
+}
 
 func (f *finals) add(r *record.Record) error {
-	if r.Phase != record.Measure {
-		return nil
-	}
-	lag := math.NaN()
-	if r.ExplicitSchedule && !r.Submit.IsZero() && !r.Scheduled.IsZero() {
-		lag = r.Submit.Sub(r.Scheduled).Seconds()
-		f.hasSchedule = true
-	}
-	f.c.Add(stats.Sample{
-		Success: r.Success, TTFT: r.TTFT, Latency: r.Latency, DecodeSpeed: r.DecodeSpeed,
-		ITL: r.ITL, DispatchLag: lag, InputTokens: int(r.InputTokens), OutputTokens: int(r.OutputTokens),
-		Finish: r.Finish,
-	})
+	f.b.Add(r)
 	return nil
+}
+
+// final computes the numbers with the percentiles the run was configured
+// with, and whether dispatch lag is defined (the summary's section for it).
+func (f *finals) final(run record.Run) (stats.Final, bool) {
+	return f.b.Final(runPercentiles(run)), f.b.HasDispatchLag()
 }
 
 // finalFromJournal scans the journal at path, which holds n measured
 // requests.
 func finalFromJournal(path string, start time.Time, n int) (stats.Final, bool, error) {
 	f := newFinals(start, n)
-	if _, err := record.ScanJournal(path, f.add); err != nil {
+	c, err := record.ScanJournal(path, f.add)
+	if err != nil {
 		return stats.Final{}, false, err
 	}
-	return f.c.Final(), f.hasSchedule, nil
+	final, hasSchedule := f.final(c.Run)
+	return final, hasSchedule, nil
+}
+
+// PercentilesKey is the configuration key of --percentiles. The summary
+// takes the percentiles from the run's recorded configuration (the
+// journal's header), so a run's end and a re-export of its journal report
+// the same ones.
+const PercentilesKey = "percentiles"
+
+// runPercentiles are the percentiles recorded in run's configuration, or
+// stats.DefaultPercentiles when it names none (or none it can read: the
+// CLI checked the value before the run).
+func runPercentiles(run record.Run) []float64 {
+	var cfg map[string]any
+	if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
+		if s, ok := cfg[PercentilesKey].(string); ok {
+			if ps, err := stats.ParsePercentiles(s); err == nil {
+				return ps
+			}
+		}
+	}
+	ps, _ := stats.ParsePercentiles(stats.DefaultPercentiles)
+	return ps
 }

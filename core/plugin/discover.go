@@ -15,6 +15,10 @@ type Candidate struct {
 	Name     string // from the file name: lmbench-<kind>-<name>
 	Path     string
 	Shadowed []string // later binaries of the same name, not used
+	// Refused says why the binary is not run ("" when it is fine): it
+	// sits in a directory, or is a file, that other users can write, so
+	// anyone could put code there that lmbench would run.
+	Refused string
 }
 
 // SearchDirs returns where plugins are looked for, first hit wins: the
@@ -79,7 +83,7 @@ func Discover(kind string, dirs []string) []Candidate {
 				}
 				continue
 			}
-			byKey[key] = &Candidate{Kind: k, Name: name, Path: path}
+			byKey[key] = &Candidate{Kind: k, Name: name, Path: path, Refused: writableByOthers(dir, path)}
 			order = append(order, key)
 		}
 	}
@@ -125,6 +129,9 @@ func Find(kind, nameOrPath string, dirs []string) (string, error) {
 	var names []string
 	for _, c := range found {
 		if c.Name == nameOrPath {
+			if c.Refused != "" {
+				return "", fmt.Errorf("%s plugin %s: not run: %s", kind, c.Path, c.Refused)
+			}
 			return c.Path, nil
 		}
 		names = append(names, c.Name)
@@ -134,4 +141,20 @@ func Find(kind, nameOrPath string, dirs []string) (string, error) {
 		avail = "available: " + strings.Join(names, ", ")
 	}
 	return "", fmt.Errorf("unknown %s %q (%s; searched %s)", kind, nameOrPath, avail, strings.Join(dirs, string(os.PathListSeparator)))
+}
+
+// writableByOthers says why a plugin found in dir is refused, or "": the
+// directory or the file is writable by every user (a sticky /tmp
+// included: anyone can add a binary there).
+func writableByOthers(dir, path string) string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
+	if st, err := os.Stat(dir); err == nil && st.Mode().Perm()&0o002 != 0 {
+		return fmt.Sprintf("the directory %s is writable by every user (mode %v); make it not (chmod o-w %s)", dir, st.Mode().Perm(), dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o002 != 0 {
+		return fmt.Sprintf("the file is writable by every user (mode %v); chmod o-w %s", st.Mode().Perm(), path)
+	}
+	return ""
 }

@@ -263,3 +263,39 @@ func TestFind(t *testing.T) {
 		})
 	}
 }
+
+func TestPluginsWritableByEveryoneAreRefused(t *testing.T) {
+	t.Parallel()
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(open, "lmbench-workload-open")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := t.TempDir()
+	loose := filepath.Join(mine, "lmbench-workload-loose")
+	if err := os.WriteFile(loose, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(loose, 0o757); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(mine, "lmbench-workload-fine")
+	if err := os.WriteFile(ok, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{open, mine}
+	for name, want := range map[string]string{
+		"open":  "is writable by every user",
+		"loose": "the file is writable by every user",
+	} {
+		if _, err := Find("workload", name, dirs); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "not run") {
+			t.Errorf("Find(%s) = %v, want a refusal containing %q", name, err, want)
+		}
+	}
+	if p, err := Find("workload", "fine", dirs); err != nil || p != ok {
+		t.Errorf("Find(fine) = %q, %v", p, err)
+	}
+}

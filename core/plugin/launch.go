@@ -64,6 +64,7 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 	c.logName.Store(&first)
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(log.GetLevel())
+	withDeathSignal(cmd)
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(protocol.Major),
 		VersionedPlugins: wire.HostPlugins(),
@@ -88,7 +89,11 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()} // one per client: Hash keeps state
 	}
 	c.gp = goplugin.NewClient(cfg)
-	rpc, err := c.gp.Client()
+	var (
+		rpc goplugin.ClientProtocol
+		err error
+	)
+	onLaunchThread(func() { rpc, err = c.gp.Client() })
 	if err != nil {
 		c.Kill()
 		return nil, c.startError(err)

@@ -91,6 +91,9 @@ func ToProtocol(r *record.Record) protocol.Record {
 		Success: r.Success, Error: r.Error, TTFT: r.TTFT, Latency: r.Latency, DecodeSpeed: r.DecodeSpeed, ITL: r.ITL,
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
 		Scheduled: r.Scheduled, Submit: r.Submit, FirstToken: r.FirstToken, Finish: r.Finish, Seq: r.Seq,
+		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
+		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseID: r.ResponseID,
+		ResponseModel: r.ResponseModel,
 	}
 }
 

@@ -172,6 +172,20 @@ func AppendJSON(b []byte, r *Record) []byte {
 	num(`,"first_token_unix_ns":`, unixNs(r.FirstToken))
 	num(`,"finish_unix_ns":`, unixNs(r.Finish))
 	num(`,"seq":`, r.Seq)
+	num(`,"chunks":`, r.Chunks)
+	num(`,"usage_output_tokens":`, r.UsageOutputTokens)
+	b = append(b, `,"chunk_offsets_us":[`...)
+	for i, o := range r.ChunkOffsetsUs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, o, 10)
+	}
+	b = append(b, `],"chunk_offsets_truncated":`...)
+	b = strconv.AppendBool(b, r.ChunkOffsetsTruncated)
+	str(`,"finish_reason":`, r.FinishReason)
+	str(`,"response_id":`, r.ResponseID)
+	str(`,"response_model":`, r.ResponseModel)
 	return append(b, '}')
 }
 
@@ -353,6 +367,14 @@ type jsonRecord struct {
 	FirstToken   int64             `json:"first_token_unix_ns"`
 	Finish       int64             `json:"finish_unix_ns"`
 	Seq          int64             `json:"seq"`
+
+	Chunks                int64   `json:"chunks"`
+	UsageOutputTokens     int64   `json:"usage_output_tokens"`
+	ChunkOffsetsUs        []int64 `json:"chunk_offsets_us"`
+	ChunkOffsetsTruncated bool    `json:"chunk_offsets_truncated"`
+	FinishReason          string  `json:"finish_reason"`
+	ResponseID            string  `json:"response_id"`
+	ResponseModel         string  `json:"response_model"`
 }
 
 func decodeRun(version int, raw json.RawMessage) (Run, error) {
@@ -375,6 +397,9 @@ func decodeRecord(version int, raw json.RawMessage) (Record, error) {
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return Record{}, fmt.Errorf("request record: %v", err)
 	}
+	if len(j.ChunkOffsetsUs) == 0 {
+		j.ChunkOffsetsUs = nil
+	}
 	ph := Phase(j.Phase)
 	if ph != Warmup && ph != Measure {
 		return Record{}, fmt.Errorf("request record %q: phase %q, want warmup or measure", j.RequestID, j.Phase)
@@ -384,7 +409,10 @@ func decodeRecord(version int, raw json.RawMessage) (Record, error) {
 		DecodeSpeed: orNaN(j.DecodeSpeed), ITL: orNaN(j.ITL),
 		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CachedTokens: j.CachedTokens,
 		Scheduled: fromUnixNs(j.Scheduled), ExplicitSchedule: j.Explicit, Submit: fromUnixNs(j.Submit),
-		FirstToken: fromUnixNs(j.FirstToken), Finish: fromUnixNs(j.Finish), Seq: j.Seq}, nil
+		FirstToken: fromUnixNs(j.FirstToken), Finish: fromUnixNs(j.Finish), Seq: j.Seq,
+		Chunks: j.Chunks, UsageOutputTokens: j.UsageOutputTokens, ChunkOffsetsUs: j.ChunkOffsetsUs,
+		ChunkOffsetsTruncated: j.ChunkOffsetsTruncated, FinishReason: j.FinishReason, ResponseID: j.ResponseID,
+		ResponseModel: j.ResponseModel}, nil
 }
 
 func decodeSummary(version int, raw json.RawMessage) (Summary, error) {

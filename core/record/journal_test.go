@@ -42,6 +42,8 @@ func fullRecord(seq int64) Record {
 		InputTokens: 2000, OutputTokens: 128, CachedTokens: 1984,
 		Scheduled: t0.Add(3 * time.Second), ExplicitSchedule: true, Submit: t0.Add(3*time.Second + 17),
 		FirstToken: t0.Add(3*time.Second + 12_345_706), Finish: t0.Add(4*time.Second + 500_000_017), Seq: seq,
+		Chunks: 5, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{12_345, 22_346, 32_400, 1_400_000, 1_487_654_321},
+		FinishReason: "length", ResponseID: "chatcmpl-\"7\"\n", ResponseModel: "org/m-7b ü",
 	}
 }
 
@@ -54,6 +56,8 @@ func journalRecords() (in, want []Record) {
 	failed.Phase, failed.Success, failed.Error = Warmup, false, "HTTP 503: {\"error\": \"overloaded\"}\nretry later"
 	failed.TTFT, failed.DecodeSpeed, failed.ITL, failed.OutputTokens = -1, 0, 0, 0
 	failed.FirstToken, failed.ExplicitSchedule = time.Time{}, false
+	failed.Chunks, failed.UsageOutputTokens, failed.ChunkOffsetsUs = 0, 0, nil
+	failed.FinishReason, failed.ResponseID, failed.ResponseModel = "", "", ""
 
 	// Floats JSON cannot hold are written as null and read back as NaN.
 	odd := fullRecord(3)
@@ -65,8 +69,22 @@ func journalRecords() (in, want []Record) {
 	bare := Record{RunID: "r", Phase: Measure, RequestID: "bare", Tags: map[string]string{},
 		TTFT: 1e300, Latency: math.Copysign(0, -1), InputTokens: math.MaxInt64, OutputTokens: -1, CachedTokens: math.MinInt64, Seq: 4}
 
-	in = []Record{ok, failed, odd, bare}
-	want = []Record{ok, failed, oddWant, bare}
+	// A long answer keeps the first MaxChunkOffsets offsets and says so.
+	long := fullRecord(5)
+	long.Chunks, long.ChunkOffsetsTruncated = MaxChunkOffsets+100, true
+	long.ChunkOffsetsUs = make([]int64, MaxChunkOffsets)
+	for i := range long.ChunkOffsetsUs {
+		long.ChunkOffsetsUs[i] = 12_345 + int64(i)*10_001
+	}
+
+	// An empty offset list reads back as none (nil), like an absent one.
+	empty := fullRecord(6)
+	empty.ChunkOffsetsUs, empty.Chunks = []int64{}, 0
+	emptyWant := empty
+	emptyWant.ChunkOffsetsUs = nil
+
+	in = []Record{ok, failed, odd, bare, long, empty}
+	want = []Record{ok, failed, oddWant, bare, long, emptyWant}
 	return in, want
 }
 
@@ -563,17 +581,21 @@ func TestAppendJSONFormat(t *testing.T) {
 	r := Record{RunID: "r1", Workload: "w", Phase: Warmup, RequestID: "q<1>&", Tags: map[string]string{"b": "2", "a": "1\n"},
 		Success: false, Error: `HTTP 500: "x"`, TTFT: -1, Latency: math.Inf(1), DecodeSpeed: math.NaN(), ITL: 1e-7,
 		InputTokens: 10, OutputTokens: 0, CachedTokens: 3, Scheduled: time.Unix(1, 5), ExplicitSchedule: true,
-		Submit: time.Unix(2, 0), Seq: 9}
+		Submit: time.Unix(2, 0), Seq: 9, Chunks: 4, UsageOutputTokens: 7, ChunkOffsetsUs: []int64{0, 12, 1234567},
+		ChunkOffsetsTruncated: true, FinishReason: `len"gth`, ResponseID: "id\n<1>", ResponseModel: "org/m"}
 	want := `{"run_id":"r1","workload":"w","phase":"warmup","request_id":"q<1>&","tags":{"a":"1\n","b":"2"},` +
 		`"success":false,"error":"HTTP 500: \"x\"","ttft_s":-1,"latency_s":null,"decode_speed":null,"itl_s":1e-07,` +
 		`"input_tokens":10,"output_tokens":0,"cached_tokens":3,"scheduled_unix_ns":1000000005,"explicit_schedule":true,` +
-		`"submit_unix_ns":2000000000,"first_token_unix_ns":0,"finish_unix_ns":0,"seq":9}`
+		`"submit_unix_ns":2000000000,"first_token_unix_ns":0,"finish_unix_ns":0,"seq":9,` +
+		`"chunks":4,"usage_output_tokens":7,"chunk_offsets_us":[0,12,1234567],"chunk_offsets_truncated":true,` +
+		`"finish_reason":"len\"gth","response_id":"id\n<1>","response_model":"org/m"}`
 	prefix := []byte("keep:")
 	got := AppendJSON(prefix, &r)
 	if d := cmp.Diff("keep:"+want, string(got)); d != "" {
 		t.Errorf("AppendJSON (-want +got):\n%s", d)
 	}
-	if got := string(AppendJSON(nil, &Record{})); !json.Valid([]byte(got)) || !strings.Contains(got, `"tags":{}`) {
+	if got := string(AppendJSON(nil, &Record{})); !json.Valid([]byte(got)) || !strings.Contains(got, `"tags":{}`) ||
+		!strings.Contains(got, `"chunk_offsets_us":[],`) {
 		t.Errorf("zero record: %s", got)
 	}
 }
@@ -595,7 +617,7 @@ func TestAppendJSONIsValidJSON(t *testing.T) {
 			t.Errorf("not valid JSON: %s", b)
 		}
 		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil || len(m) != 20 {
+		if err := json.Unmarshal(b, &m); err != nil || len(m) != 27 {
 			t.Errorf("%d fields, %v: %s", len(m), err, b)
 		}
 	}
@@ -652,7 +674,11 @@ func BenchmarkJournalAppend(b *testing.B) {
 	r := Record{RunID: "20261201T090303Z-10bacb4d", Workload: "long-doc-qa", Phase: Measure, RequestID: "doc10_q0",
 		Tags: map[string]string{"doc": "10", "query": "0"}, Success: true, TTFT: 0.002322083, Latency: 1.273009734,
 		DecodeSpeed: 100.73285901477608, ITL: 0.01000442, InputTokens: 199, OutputTokens: 128, CachedTokens: 192,
-		Scheduled: t0, Submit: t0.Add(584561), FirstToken: t0.Add(2906644), Finish: t0.Add(1273594295), Seq: 41}
+		Scheduled: t0, Submit: t0.Add(584561), FirstToken: t0.Add(2906644), Finish: t0.Add(1273594295), Seq: 41,
+		Chunks: 128, UsageOutputTokens: 128, FinishReason: "length", ResponseID: "chatcmpl-8f0c2d3e9a1b4c5d", ResponseModel: "m-7b"}
+	for i := range 128 { // a typical answer's chunk offsets, 10 ms apart
+		r.ChunkOffsetsUs = append(r.ChunkOffsetsUs, 2322+int64(i)*10004)
+	}
 	b.SetBytes(int64(len(AppendJSON(nil, &r))))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -47,7 +47,31 @@ type Record struct {
 	FirstToken       time.Time
 	Finish           time.Time
 	Seq              int64 // completion order in the run, from 1
+
+	// Chunks is the number of output chunks the stream carried (content,
+	// reasoning or tool-call deltas), all of them.
+	Chunks int64
+	// UsageOutputTokens is usage.completion_tokens as the engine reported
+	// it (0: it reported none); OutputTokens falls back to Chunks then, so
+	// when the two disagree both are kept.
+	UsageOutputTokens int64
+	// ChunkOffsetsUs are the output chunks' arrival times in microseconds
+	// after Submit: the first MaxChunkOffsets of them
+	// (ChunkOffsetsTruncated when there were more).
+	ChunkOffsetsUs        []int64
+	ChunkOffsetsTruncated bool
+	// What the engine said about its answer: the choice's finish_reason
+	// ("stop", "length", "tool_calls", …), the response id and the model
+	// it answered with ("" when the stream had none).
+	FinishReason  string
+	ResponseID    string
+	ResponseModel string
 }
+
+// MaxChunkOffsets caps ChunkOffsetsUs per request: 16,384 chunks, 128 KiB
+// of a record at most; a longer answer keeps its first chunks' times (and
+// its Chunks count).
+const MaxChunkOffsets = 16384
 
 // Run describes a run: the journal's first line, and what exporters are
 // configured with.

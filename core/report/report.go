@@ -1,13 +1,16 @@
 // Package report renders a run's final numbers: the terminal summary (the
 // original's layout, spec §7.1, with P50/P90 decode speed, inter-token
-// latency and, for scheduled workloads, dispatch lag added) and
+// latency and, for scheduled workloads, dispatch lag added; then vLLM's
+// metrics, the figures from the schedule and the KV cache block) and
 // bench_summary.json (spec §7.3: the original's keys and number format,
-// followed by lmbench's additions).
+// followed by lmbench's additions). A figure that is not defined (NaN in
+// stats.Final) prints as "n/a" and is written as null.
 package report
 
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,6 +32,12 @@ type Config struct {
 	ExportCSV       bool
 	ExportJSON      bool
 	Quiet           bool
+	// Percentiles are those --percentiles asked for, ascending. The
+	// summary prints those its numbers were computed with
+	// (stats.Final.Percentiles: the host reads the run's recorded
+	// configuration); these only when it has none (the numbers could not
+	// be computed), as not defined.
+	Percentiles []float64
 }
 
 // Run identifies the run in the JSON summary.
@@ -37,6 +46,9 @@ type Run struct {
 	Version     string
 	Interrupted bool
 	HasSchedule bool // dispatch lag is meaningful
+	// Overhead is the run's overhead certificate; nil: none (a summary
+	// computed from a killed run's journal).
+	Overhead *Overhead
 }
 
 // Width of the terminal summary.
@@ -71,6 +83,9 @@ func (e entry) String() string {
 		v = strconv.FormatInt(x, 10)
 	case float64:
 		v = fmt.Sprintf("%.2f", x)
+		if math.IsNaN(x) {
+			v = "n/a"
+		}
 	}
 	label := e.label + ":"
 	pad := Width - utf8.RuneCountInString(label) - utf8.RuneCountInString(v)
@@ -115,19 +130,88 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 			entry{"Mean lag (ms)", f.MeanDispatchLagMs}, entry{"P50 lag (ms)", f.P50DispatchLagMs},
 			entry{"P99 lag (ms)", f.P99DispatchLagMs})
 	}
+	// lmbench's additions, after the original's sections.
+	ps := percentiles(cfg, f)
+	section("TTFT (vLLM: mean, std, percentiles)", distEntries("TTFT", f.TTFT, ps)...)
+	section("TPOT (time per output token)", distEntries("TPOT", f.TPOT, ps)...)
+	section("ITL (pooled gaps)", append(distEntries("ITL", f.ITL, ps),
+		entry{"ITL percentiles", method(f.ITLMethod)})...)
+	section("E2E latency", distEntries("E2E", f.E2E, ps)...)
+	section("From the schedule (due time)", append(distEntries("TTFT from due", f.TTFTFromScheduled, ps),
+		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
+	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
+	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(strings.Repeat("=", Width) + "\n")
 	io.WriteString(w, b.String())
+}
+
+// percentiles are those f was computed with, or, when it has none (the
+// numbers could not be computed), those configured, all not defined.
+func percentiles(cfg Config, f stats.Final) []float64 {
+	if f.Percentiles != nil {
+		return f.Percentiles
+	}
+	return cfg.Percentiles
+}
+
+// distEntries are a Dist's lines: "TPOT mean (ms)", "TPOT std (ms)",
+// "TPOT median (ms)", then "TPOT P99.9 (ms)" for each percentile.
+func distEntries(name string, d stats.Dist, ps []float64) []entry {
+	vals := distValues(d, ps)
+	out := []entry{{name + " mean (ms)", vals[0]}, {name + " std (ms)", vals[1]}, {name + " median (ms)", vals[2]}}
+	for i, p := range ps {
+		out = append(out, entry{name + " P" + stats.FormatPercentile(p) + " (ms)", vals[3+i]})
+	}
+	return out
+}
+
+// distValues are d's mean, std, median and its value at each of ps, NaN
+// where not defined (or not computed).
+func distValues(d stats.Dist, ps []float64) []float64 {
+	out := make([]float64, 3+len(ps))
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	if !d.Defined() {
+		return out
+	}
+	out[0], out[1], out[2] = d.Mean, d.Std, d.Median
+	for i, p := range ps {
+		if i < len(d.Percentiles) && d.Percentiles[i].P == p {
+			out[3+i] = d.Percentiles[i].Value
+		}
+	}
+	return out
+}
+
+func cacheEntries(phase string, c stats.Cache) []entry {
+	return []entry{
+		{phase + " requests", c.Requests},
+		{phase + " prompt tokens", c.PromptTokens},
+		{phase + " cached tokens", c.CachedTokens},
+		{phase + " cached/prompt (%)", c.Ratio() * 100},
+		{phase + " requests with cached tokens", c.RequestsWithCache},
+	}
+}
+
+// method is how ITL's percentiles were computed, "n/a" when they were not.
+func method(m string) string {
+	if m == "" {
+		return "n/a"
+	}
+	return m
 }
 
 // kv is one ordered JSON member.
 type kv struct {
 	k string
-	v any // string, bool, int, int64, float64, []kv
+	v any // string, bool, int, int64, float64 (NaN: null), []float64, []kv, nil (null)
 }
 
 // SummaryJSON renders bench_summary.json: Python's json.dumps(indent=2)
 // layout and float format, no trailing newline.
 func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
+	ps := percentiles(cfg, f)
 	doc := []kv{
 		{"config", []kv{
 			{"engine_url", cfg.EngineURL},
@@ -175,10 +259,55 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 			{"lmbench_version", run.Version},
 			{"interrupted", run.Interrupted},
 		}},
+		// lmbench's additions, after the original's keys.
+		{"metrics", []kv{
+			{"percentiles", ps},
+			{"ttft_ms", distJSON(f.TTFT, ps)},
+			{"tpot_ms", distJSON(f.TPOT, ps)},
+			{"itl_ms", distJSON(f.ITL, ps)},
+			{"itl_percentiles", orNull(f.ITLMethod)},
+			{"e2e_ms", distJSON(f.E2E, ps)},
+			{"ttft_from_scheduled_ms", distJSON(f.TTFTFromScheduled, ps)},
+			{"e2e_from_scheduled_ms", distJSON(f.E2EFromScheduled, ps)},
+		}},
+		{"cache", []kv{
+			{"warmup", cacheJSON(f.Cache.Warmup)},
+			{"measure", cacheJSON(f.Cache.Measure)},
+		}},
 	}
+	doc = withOverhead(doc, run.Overhead)
 	var b strings.Builder
 	writeObject(&b, doc, 0)
 	return []byte(b.String())
+}
+
+// distJSON is a Dist as an object: count, mean, std, median, then "p50",
+// "p99.9", … for each percentile.
+func distJSON(d stats.Dist, ps []float64) []kv {
+	vals := distValues(d, ps)
+	out := []kv{{"count", d.N}, {"mean", vals[0]}, {"std", vals[1]}, {"median", vals[2]}}
+	for i, p := range ps {
+		out = append(out, kv{"p" + stats.FormatPercentile(p), vals[3+i]})
+	}
+	return out
+}
+
+func cacheJSON(c stats.Cache) []kv {
+	return []kv{
+		{"requests", c.Requests},
+		{"prompt_tokens", c.PromptTokens},
+		{"cached_tokens", c.CachedTokens},
+		{"cached_ratio", c.Ratio()},
+		{"requests_with_cached_tokens", c.RequestsWithCache},
+	}
+}
+
+// orNull is s, or null when empty.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func writeObject(b *strings.Builder, members []kv, depth int) {
@@ -190,6 +319,8 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 		switch v := m.v.(type) {
 		case []kv:
 			writeObject(b, v, depth+1)
+		case []float64:
+			writeFloats(b, v, depth+1)
 		case string:
 			b.WriteString(jsonString(v))
 		case bool:
@@ -199,7 +330,9 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 		case int64:
 			b.WriteString(strconv.FormatInt(v, 10))
 		case float64:
-			b.WriteString(pyrepr.JSONFloat(v))
+			b.WriteString(jsonFloat(v))
+		case nil:
+			b.WriteString("null")
 		}
 		if i < len(members)-1 {
 			b.WriteByte(',')
@@ -207,6 +340,33 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 		b.WriteByte('\n')
 	}
 	b.WriteString(strings.Repeat("  ", depth) + "}")
+}
+
+// writeFloats writes an array as json.dumps(indent=2) does: one element a
+// line, "[]" when empty.
+func writeFloats(b *strings.Builder, v []float64, depth int) {
+	if len(v) == 0 {
+		b.WriteString("[]")
+		return
+	}
+	b.WriteString("[\n")
+	for i, x := range v {
+		b.WriteString(strings.Repeat("  ", depth+1) + jsonFloat(x))
+		if i < len(v)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Repeat("  ", depth) + "]")
+}
+
+// jsonFloat is Python's float repr, null for a figure that is not
+// defined (NaN; Python would write NaN, which is not JSON).
+func jsonFloat(f float64) string {
+	if math.IsNaN(f) {
+		return "null"
+	}
+	return pyrepr.JSONFloat(f)
 }
 
 // jsonString escapes like Python's json.dumps (ensure_ascii=True).

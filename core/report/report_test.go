@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +127,7 @@ func terminalFixture() (Config, stats.Final) {
 		EngineURL: "http://localhost:8000", Model: "meta-llama/Llama-3.1-8B-Instruct", Workload: "long-doc-qa",
 		KVCacheVolumeGB: 100, TokensPerGB: 50000, Seed: 42, OutputDir: ".", ExportCSV: true,
 	}
+	ps := []float64{50, 90, 95, 99, 99.9}
 	f := stats.Final{
 		Aggregated: stats.Aggregated{
 			TotalRequests: 20, SuccessfulRequests: 19, FailedRequests: 1, ElapsedTime: 12.345678,
@@ -137,8 +139,52 @@ func terminalFixture() (Config, stats.Final) {
 		P50RequestLatencyMs: 2000, P90RequestLatencyMs: 2100.5, P99RequestLatencyMs: 2300.75,
 		MeanITLMs: 20.833, P50ITLMs: 20, P90ITLMs: 22.5, P99ITLMs: 40.004,
 		MeanDispatchLagMs: 0.456, P50DispatchLagMs: 0.3, P99DispatchLagMs: 5.5,
+		Percentiles: ps,
+		TTFT:        dist(ps, 19, 312.4567, 80.125, 300, 300, 450.125, 600, 1234.565, 1500.5),
+		TPOT:        dist(ps, 19, 14.2, 1.5, 14, 14, 16, 16.5, 18.25, 19.999),
+		ITL:         dist(ps, 2413, 14.2, 9.75, 10.5, 10.5, 12, 60.5, 61.25, 62.875),
+		ITLMethod:   stats.ITLExact,
+		E2E:         dist(ps, 19, 2001.996, 120.5, 2000, 2000, 2100.5, 2200, 2300.75, 2400.125),
+		// Not defined: printed n/a.
+		TTFTFromScheduled: dist(ps, 0, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()),
+		E2EFromScheduled:  dist(ps, 19, 2011.5, 121, 2010, 2010, 2110.5, 2210, 2310.75, 2410.125),
 	}
+	f.Cache.Warmup = stats.Cache{Requests: 4, PromptTokens: 8000}
+	f.Cache.Measure = stats.Cache{Requests: 20, PromptTokens: 200000, CachedTokens: 150000, RequestsWithCache: 15}
 	return cfg, f
+}
+
+// dist is a stats.Dist with values at percentiles ps, in order.
+func dist(ps []float64, n int, mean, std, median float64, values ...float64) stats.Dist {
+	d := stats.Dist{N: n, Mean: mean, Std: std, Median: median}
+	for i, v := range values {
+		d.Percentiles = append(d.Percentiles, stats.Quantile{P: ps[i], Value: v})
+	}
+	return d
+}
+
+// naFixture is a run in which every request failed: every mean and
+// percentile is not defined (NaN), as a stats.Builder leaves them.
+func naFixture() (Config, Run, stats.Final) {
+	cfg, _, _ := summaryFixture()
+	nan := math.NaN()
+	undefined := stats.Dist{Mean: nan, Std: nan, Median: nan,
+		Percentiles: []stats.Quantile{{P: 50, Value: nan}, {P: 90, Value: nan}, {P: 99, Value: nan}}}
+	f := stats.Final{
+		Aggregated: stats.Aggregated{TotalRequests: 2, FailedRequests: 2, ElapsedTime: 0.5,
+			MeanTTFTMs: nan, MeanDecodeSpeed: nan, MeanRequestLatencyMs: nan},
+		P50TTFTMs: nan, P90TTFTMs: nan, P99TTFTMs: nan,
+		P50DecodeSpeed: nan, P90DecodeSpeed: nan, P99DecodeSpeed: nan,
+		P50RequestLatencyMs: nan, P90RequestLatencyMs: nan, P99RequestLatencyMs: nan,
+		MeanITLMs: nan, P50ITLMs: nan, P90ITLMs: nan, P99ITLMs: nan,
+		MeanDispatchLagMs: nan, P50DispatchLagMs: nan, P99DispatchLagMs: nan,
+		Percentiles: []float64{50, 90, 99},
+		TTFT:        undefined, TPOT: undefined, ITL: undefined, E2E: undefined,
+		TTFTFromScheduled: undefined, E2EFromScheduled: undefined,
+		ITLMethod: stats.ITLExact,
+	}
+	f.Cache.Measure = stats.Cache{Requests: 2}
+	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0"}, f
 }
 
 // testdata/terminal.golden was rewritten with -update and then checked
@@ -151,6 +197,57 @@ func TestTerminalGolden(t *testing.T) {
 	var b bytes.Buffer
 	Terminal(&b, cfg, Run{HasSchedule: true}, f)
 	golden(t, "terminal.golden", b.Bytes())
+}
+
+// The original's sections are unchanged, byte for byte, and come first:
+// the lines up to the Dispatch Lag section's end are those the terminal
+// printed before lmbench's additions (kept in testdata/terminal_original.golden,
+// the golden as it was).
+func TestTerminalKeepsTheOriginalFirst(t *testing.T) {
+	t.Parallel()
+	cfg, f := terminalFixture()
+	var b bytes.Buffer
+	Terminal(&b, cfg, Run{HasSchedule: true}, f)
+	want, err := os.ReadFile(filepath.Join("testdata", "terminal_original.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The original ended with the footer; the additions come before it.
+	prefix := strings.TrimSuffix(string(want), strings.Repeat("=", Width)+"\n")
+	if !strings.HasPrefix(b.String(), prefix) {
+		t.Errorf("the original's sections changed or moved:\nwant prefix:\n%s\ngot:\n%s", prefix, b.String())
+	}
+}
+
+// Nothing succeeded: every figure that is not defined prints n/a, the
+// original's included (they printed 0.00 before), and the JSON has null.
+func TestNotDefinedIsNA(t *testing.T) {
+	t.Parallel()
+	cfg, run, f := naFixture()
+	var b bytes.Buffer
+	Terminal(&b, cfg, run, f)
+	golden(t, "terminal_na.golden", b.Bytes())
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasSuffix(l, " 0.00") && (strings.Contains(l, "TTFT") || strings.Contains(l, "decode") ||
+			strings.Contains(l, "ITL") || strings.Contains(l, "latency")) {
+			t.Errorf("a figure with no data prints 0.00: %q", l)
+		}
+	}
+	for _, label := range []string{"Mean TTFT (ms)", "P99 TTFT (ms)", "Mean decode (tok/s)", "Mean ITL (ms)", "TPOT P99 (ms)",
+		"ITL P50 (ms)", "E2E std (ms)", "Measured cached/prompt (%)"} {
+		if !strings.Contains(b.String(), label+":") || !hasLine(b.String(), label, "n/a") {
+			t.Errorf("%s is not n/a:\n%s", label, b.String())
+		}
+	}
+}
+
+func hasLine(out, label, value string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, label+":"); ok && strings.TrimSpace(v) == value {
+			return true
+		}
+	}
+	return false
 }
 
 // Every line follows §7.1 whatever the numbers: 56 columns, a centred
@@ -198,6 +295,9 @@ func sections(out string) []string {
 func TestTerminalSectionsAndTitle(t *testing.T) {
 	t.Parallel()
 	base := []string{"Configuration", "Results", "Time to First Token", "Decoding Speed", "Inter-token Latency"}
+	// lmbench's additions (changed deliberately: they follow the original's).
+	added := []string{"TTFT (vLLM: mean, std, percentiles)", "TPOT (time per output token)", "ITL (pooled gaps)",
+		"E2E latency", "From the schedule (due time)", "KV cache"}
 	tests := []struct {
 		name      string
 		run       Run
@@ -205,11 +305,11 @@ func TestTerminalSectionsAndTitle(t *testing.T) {
 		sections  []string
 		forbidden string
 	}{
-		{"plain", Run{}, "======== Engine Benchmark Result (long-doc-qa) =========", base, "lag (ms)"},
+		{"plain", Run{}, "======== Engine Benchmark Result (long-doc-qa) =========", concat(base, added), "lag (ms)"},
 		{"scheduled", Run{HasSchedule: true}, "======== Engine Benchmark Result (long-doc-qa) =========",
-			append(base[:len(base):len(base)], "Dispatch Lag (sent - scheduled)"), "interrupted"},
+			concat(base, []string{"Dispatch Lag (sent - scheduled)"}, added), "interrupted"},
 		// Title computed with python3: " Engine Benchmark Result (long-doc-qa, interrupted) ".center(56, "=").
-		{"interrupted", Run{Interrupted: true}, "== Engine Benchmark Result (long-doc-qa, interrupted) ==", base, "Dispatch Lag"},
+		{"interrupted", Run{Interrupted: true}, "== Engine Benchmark Result (long-doc-qa, interrupted) ==", concat(base, added), "Dispatch Lag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +331,14 @@ func TestTerminalSectionsAndTitle(t *testing.T) {
 	}
 }
 
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
 // summaryFixture is the input testdata/gen.py renders into summary.json.
 func summaryFixture() (Config, Run, stats.Final) {
 	tenth, fifth, one, three := 0.1, 0.2, 1.0, 3.0 // variables: rounded at run time, as in Python
@@ -239,6 +347,7 @@ func summaryFixture() (Config, Run, stats.Final) {
 		KVCacheVolumeGB: 100, TokensPerGB: 50000, Seed: 42, OutputDir: ".",
 		ExportCSV: true, ExportJSON: true, Quiet: false,
 	}
+	ps := []float64{50, 90, 99, 99.9}
 	f := stats.Final{
 		Aggregated: stats.Aggregated{
 			TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 1.23,
@@ -251,7 +360,18 @@ func summaryFixture() (Config, Run, stats.Final) {
 		P50RequestLatencyMs: 0, P90RequestLatencyMs: -2.5, P99RequestLatencyMs: 1e100,
 		MeanITLMs: 12.5, P50ITLMs: 10, P90ITLMs: 20, P99ITLMs: 29.99,
 		MeanDispatchLagMs: -0.25, P50DispatchLagMs: 0.5, P99DispatchLagMs: 3,
+		Percentiles: ps,
+		TTFT:        dist(ps, 2, 300, 100, 300, 300, 380, 398, 399.8),
+		TPOT:        dist(ps, 1, 12.5, 0, 12.5, 12.5, 12.5, 12.5, 12.5),
+		ITL:         dist(ps, 254, tenth+fifth, 3.25, 10, 10, 20, 29.99, 1e-05),
+		ITLMethod:   stats.ITLSketch,
+		E2E:         dist(ps, 2, 2000.5, 0.5, 2000.5, 2000.5, 2000.9, 2000.99, 1e16),
+		// Not defined: null.
+		TTFTFromScheduled: dist(ps, 0, 0, 0, 0, 0, 0, 0, 0),
+		E2EFromScheduled:  dist(ps, 2, 2010.5, 10.5, 2010.5, 2010.5, 2018.9, 2020.79, 2020.979),
 	}
+	f.Cache.Warmup = stats.Cache{Requests: 2, PromptTokens: 20000}
+	f.Cache.Measure = stats.Cache{Requests: 3, PromptTokens: 20000, CachedTokens: 19000, RequestsWithCache: 2}
 	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0"}, f
 }
 
@@ -277,6 +397,7 @@ func TestSummaryJSONMatchesPython(t *testing.T) {
 		fixture func() (Config, Run, stats.Final)
 	}{
 		{"summary.json", summaryFixture},
+		{"summary_na.json", naFixture},
 		{"summary_escapes.json", escapesFixture},
 	}
 	for _, tt := range tests {
@@ -331,7 +452,8 @@ func objectKeys(t *testing.T, data []byte) ([]string, map[string]json.RawMessage
 func TestSummaryJSONKeyOrder(t *testing.T) {
 	t.Parallel()
 	top, vals := objectKeys(t, SummaryJSON(summaryFixture()))
-	if diff := cmp.Diff([]string{"config", "results", "run"}, top); diff != "" {
+	// The original's three, then lmbench's additions (changed deliberately).
+	if diff := cmp.Diff([]string{"config", "results", "run", "metrics", "cache"}, top); diff != "" {
 		t.Errorf("top-level keys (-want +got):\n%s", diff)
 	}
 	config, _ := objectKeys(t, vals["config"])
@@ -364,6 +486,24 @@ func TestSummaryJSONKeyOrder(t *testing.T) {
 	run, _ := objectKeys(t, vals["run"])
 	if diff := cmp.Diff([]string{"run_id", "lmbench_version", "interrupted"}, run); diff != "" {
 		t.Errorf("run keys (-want +got):\n%s", diff)
+	}
+	metrics, mvals := objectKeys(t, vals["metrics"])
+	wantMetrics := []string{"percentiles", "ttft_ms", "tpot_ms", "itl_ms", "itl_percentiles", "e2e_ms",
+		"ttft_from_scheduled_ms", "e2e_from_scheduled_ms"}
+	if diff := cmp.Diff(wantMetrics, metrics); diff != "" {
+		t.Errorf("metrics keys (-want +got):\n%s", diff)
+	}
+	ttft, _ := objectKeys(t, mvals["ttft_ms"])
+	if diff := cmp.Diff([]string{"count", "mean", "std", "median", "p50", "p90", "p99", "p99.9"}, ttft); diff != "" {
+		t.Errorf("metrics.ttft_ms keys (-want +got):\n%s", diff)
+	}
+	cache, cvals := objectKeys(t, vals["cache"])
+	if diff := cmp.Diff([]string{"warmup", "measure"}, cache); diff != "" {
+		t.Errorf("cache keys (-want +got):\n%s", diff)
+	}
+	measure, _ := objectKeys(t, cvals["measure"])
+	if diff := cmp.Diff([]string{"requests", "prompt_tokens", "cached_tokens", "cached_ratio", "requests_with_cached_tokens"}, measure); diff != "" {
+		t.Errorf("cache.measure keys (-want +got):\n%s", diff)
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 
 // Sample is one finished request as the collector sees it.
 type Sample struct {
-	Success     bool
-	TTFT        float64 // seconds; ignored unless Success
-	Latency     float64 // seconds
-	DecodeSpeed float64 // tokens per second
+	Success bool
+	TTFT    float64 // seconds; ignored unless Success
+	Latency float64 // seconds
+	// DecodeSpeed is in tokens per second; NaN where it is not defined
+	// (see DecodeSpeed), and then left out of the decode figures.
+	DecodeSpeed float64
 	ITL         float64 // seconds, mean inter-token latency of the request; 0 = none
 	// DispatchLag is submit time minus scheduled time in seconds (negative
 	// when sent early). NaN means the request had no schedule. Note that
@@ -39,8 +41,14 @@ type Aggregated struct {
 }
 
 // Final adds percentiles to Aggregated. TTFT, decode-speed and latency
-// figures cover successful requests; ITL covers successful requests with
-// ITL > 0; dispatch lag covers every request with a schedule.
+// figures cover successful requests (decode speed only those where it is
+// defined); ITL covers successful requests with ITL > 0; dispatch lag
+// covers every request with a schedule. A figure with nothing to cover is
+// NaN ("n/a"), never 0: the means of Aggregated included (the running
+// numbers of Live say 0 there).
+//
+// The fields after the original's are lmbench's additions, filled by a
+// Builder (a Collector leaves them zero: N 0, not defined).
 type Final struct {
 	Aggregated
 	P50TTFTMs, P90TTFTMs, P99TTFTMs                               float64
@@ -48,6 +56,22 @@ type Final struct {
 	P50RequestLatencyMs, P90RequestLatencyMs, P99RequestLatencyMs float64
 	MeanITLMs, P50ITLMs, P90ITLMs, P99ITLMs                       float64
 	MeanDispatchLagMs, P50DispatchLagMs, P99DispatchLagMs         float64
+
+	// Percentiles are those every Dist reports, ascending.
+	Percentiles []float64
+	// vLLM's metrics, in milliseconds, over successful requests: TTFT,
+	// TPOT (requests with at least 2 output tokens), ITL (the pooled gaps
+	// between consecutive chunks of every request) and E2E latency.
+	TTFT, TPOT, ITL, E2E Dist
+	// ITLMethod says how ITL's percentiles were computed: ITLExact, or
+	// ITLSketch past the Builder's budget of gaps.
+	ITLMethod string
+	// TTFT and E2E from the request's scheduled (due) time rather than
+	// its submit time, over successful requests with one: the difference
+	// is the time the request waited in the client.
+	TTFTFromScheduled, E2EFromScheduled Dist
+	// Cache is the engine's prefix-cache report, per phase.
+	Cache struct{ Warmup, Measure Cache }
 }
 
 // Collector accumulates samples. It is safe for concurrent use.
@@ -62,6 +86,7 @@ type data struct {
 	lastFinish time.Time
 
 	successful, failed int
+	decoded            int // successful with a defined decode speed
 	inputTokens        int
 	outputTokens       int
 	sumTTFT            float64 // seconds, successful only
@@ -71,7 +96,7 @@ type data struct {
 	sumLag             float64 // seconds
 
 	ttftMs    []float64 // successful only
-	decode    []float64 // successful only
+	decode    []float64 // successful with a defined decode speed
 	latencyMs []float64 // successful only
 	itlMs     []float64 // successful with ITL > 0
 	lagMs     []float64 // every request with a schedule
@@ -106,7 +131,9 @@ func (c *Collector) Add(s Sample) {
 		return
 	}
 	d.ttftMs = append(d.ttftMs, s.TTFT*1000)
-	d.decode = append(d.decode, s.DecodeSpeed)
+	if !math.IsNaN(s.DecodeSpeed) {
+		d.decode = append(d.decode, s.DecodeSpeed)
+	}
 	d.latencyMs = append(d.latencyMs, s.Latency*1000)
 	if s.ITL > 0 {
 		d.itlMs = append(d.itlMs, s.ITL*1000)
@@ -130,7 +157,10 @@ func (d *data) count(s Sample) {
 	}
 	d.successful++
 	d.sumTTFT += s.TTFT
-	d.sumDecode += s.DecodeSpeed
+	if !math.IsNaN(s.DecodeSpeed) {
+		d.decoded++
+		d.sumDecode += s.DecodeSpeed
+	}
 	d.sumLatency += s.Latency
 	if s.ITL > 0 {
 		d.sumITL += s.ITL
@@ -154,25 +184,41 @@ func (c *Collector) Final() Final {
 	// memory the host holds at its end. (A later Add appends to sorted
 	// data; a later Final sorts again.)
 	ttft, decode, latency, itl, lag := d.ttftMs, d.decode, d.latencyMs, d.itlMs, d.lagMs
+	f.MeanITLMs, f.MeanDispatchLagMs = math.NaN(), math.NaN()
 	if len(itl) > 0 {
 		f.MeanITLMs = d.sumITL / float64(len(itl)) * 1000
 	}
 	if len(lag) > 0 {
 		f.MeanDispatchLagMs = d.sumLag / float64(len(lag)) * 1000
 	}
+	if d.successful == 0 {
+		f.MeanTTFTMs, f.MeanRequestLatencyMs = math.NaN(), math.NaN()
+	}
+	if d.decoded == 0 {
+		f.MeanDecodeSpeed = math.NaN()
+	}
 	for _, v := range [][]float64{ttft, decode, latency, itl, lag} {
 		slices.Sort(v)
 	}
-	f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs = Percentile(ttft, 50), Percentile(ttft, 90), Percentile(ttft, 99)
-	f.P50DecodeSpeed, f.P90DecodeSpeed, f.P99DecodeSpeed = Percentile(decode, 50), Percentile(decode, 90), Percentile(decode, 99)
-	f.P50RequestLatencyMs, f.P90RequestLatencyMs, f.P99RequestLatencyMs = Percentile(latency, 50), Percentile(latency, 90), Percentile(latency, 99)
-	f.P50ITLMs, f.P90ITLMs, f.P99ITLMs = Percentile(itl, 50), Percentile(itl, 90), Percentile(itl, 99)
-	f.P50DispatchLagMs, f.P99DispatchLagMs = Percentile(lag, 50), Percentile(lag, 99)
+	f.P50TTFTMs, f.P90TTFTMs, f.P99TTFTMs = pct(ttft, 50), pct(ttft, 90), pct(ttft, 99)
+	f.P50DecodeSpeed, f.P90DecodeSpeed, f.P99DecodeSpeed = pct(decode, 50), pct(decode, 90), pct(decode, 99)
+	f.P50RequestLatencyMs, f.P90RequestLatencyMs, f.P99RequestLatencyMs = pct(latency, 50), pct(latency, 90), pct(latency, 99)
+	f.P50ITLMs, f.P90ITLMs, f.P99ITLMs = pct(itl, 50), pct(itl, 90), pct(itl, 99)
+	f.P50DispatchLagMs, f.P99DispatchLagMs = pct(lag, 50), pct(lag, 99)
 	return f
 }
 
-// aggregated computes the spec's formulas; the mutex of the Collector or
-// Live owning d must be held.
+// pct is Percentile, NaN (not defined) without values.
+func pct(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return Percentile(sorted, p)
+}
+
+// aggregated computes the spec's formulas, 0 for a mean over nothing (the
+// live display's "none yet"; Final says NaN there); the mutex of the
+// Collector or Live owning d must be held.
 func (d *data) aggregated(elapsed float64) Aggregated {
 	n := float64(max(d.successful, 1))
 	tput := max(elapsed, 1e-9)
@@ -182,7 +228,7 @@ func (d *data) aggregated(elapsed float64) Aggregated {
 		FailedRequests:       d.failed,
 		ElapsedTime:          elapsed,
 		MeanTTFTMs:           d.sumTTFT / n * 1000,
-		MeanDecodeSpeed:      d.sumDecode / n,
+		MeanDecodeSpeed:      d.sumDecode / float64(max(d.decoded, 1)),
 		MeanRequestLatencyMs: d.sumLatency / n * 1000,
 		InputThroughput:      float64(d.inputTokens) / tput,
 		OutputThroughput:     float64(d.outputTokens) / tput,

@@ -159,6 +159,7 @@ func TestLiveMatchesFinal(t *testing.T) {
 		set{"samples without Finish", []Sample{{Success: true, TTFT: 0.1, DispatchLag: math.NaN()}}},
 		set{"ITL", itlSamples()},
 		set{"dispatch lag", lagSamples()},
+		set{"undefined decode speed", []Sample{success(0.1, 10, 1), success(0.2, math.NaN(), 1)}},
 	)
 	for _, tt := range sets {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +173,16 @@ func TestLiveMatchesFinal(t *testing.T) {
 					clock = s.Finish
 				}
 			}
-			if diff := cmp.Diff(c.Final().Aggregated, l.Current(clock)); diff != "" {
+			// Where the summary says "not defined" (NaN: a mean over no
+			// request), the running numbers say 0 (changed deliberately,
+			// issue 12: Final's were 0 too).
+			final := c.Final().Aggregated
+			for _, v := range []*float64{&final.MeanTTFTMs, &final.MeanDecodeSpeed, &final.MeanRequestLatencyMs} {
+				if math.IsNaN(*v) {
+					*v = 0
+				}
+			}
+			if diff := cmp.Diff(final, l.Current(clock)); diff != "" {
 				t.Errorf("Live.Current vs Collector.Final().Aggregated (-final +live):\n%s", diff)
 			}
 		})
@@ -208,15 +218,36 @@ func TestCollectorFinal(t *testing.T) {
 			t.Errorf("[p50 p90 p99 TTFT, p50 decode, p90 latency] (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("no successful requests: zero means and percentiles", func(t *testing.T) {
+	// Changed deliberately (issue 12): these were 0, which read as "0 ms".
+	t.Run("no successful requests: means and percentiles not defined (NaN)", func(t *testing.T) {
 		t.Parallel()
 		c := NewCollector(t0)
 		c.Add(failure())
 		c.Add(failure())
 		f := c.Final()
-		want := Final{Aggregated: Aggregated{TotalRequests: 2, FailedRequests: 2, ElapsedTime: 0.05}}
-		if diff := cmp.Diff(want, f, approx); diff != "" {
+		nan := math.NaN()
+		want := Final{
+			Aggregated: Aggregated{TotalRequests: 2, FailedRequests: 2, ElapsedTime: 0.05,
+				MeanTTFTMs: nan, MeanDecodeSpeed: nan, MeanRequestLatencyMs: nan},
+			P50TTFTMs: nan, P90TTFTMs: nan, P99TTFTMs: nan,
+			P50DecodeSpeed: nan, P90DecodeSpeed: nan, P99DecodeSpeed: nan,
+			P50RequestLatencyMs: nan, P90RequestLatencyMs: nan, P99RequestLatencyMs: nan,
+			MeanITLMs: nan, P50ITLMs: nan, P90ITLMs: nan, P99ITLMs: nan,
+			MeanDispatchLagMs: nan, P50DispatchLagMs: nan, P99DispatchLagMs: nan,
+		}
+		if diff := cmp.Diff(want, f, approx, cmpopts.EquateNaNs()); diff != "" {
 			t.Errorf("Final (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("undefined decode speeds (NaN) are left out of the decode figures only", func(t *testing.T) {
+		t.Parallel()
+		c := NewCollector(t0)
+		c.Add(success(0.1, 10, 1))
+		c.Add(success(0.3, math.NaN(), 1))
+		f := c.Final()
+		got := []float64{f.MeanDecodeSpeed, f.P99DecodeSpeed, f.MeanTTFTMs}
+		if diff := cmp.Diff([]float64{10, 10, 200}, got, approx); diff != "" {
+			t.Errorf("[mean decode, p99 decode, mean TTFT] (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("failed TTFT of -1 never reaches the percentiles", func(t *testing.T) {
@@ -260,7 +291,8 @@ func TestFinalClockStopsAtLastFinish(t *testing.T) {
 		t.Errorf("ElapsedTime, OutputThroughput = %v, %v; want 7.5, 20", first.ElapsedTime, first.OutputThroughput)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if diff := cmp.Diff(first, c.Final()); diff != "" {
+	// EquateNaNs: no ITL or dispatch lag here, so those are NaN (issue 12).
+	if diff := cmp.Diff(first, c.Final(), cmpopts.EquateNaNs()); diff != "" {
 		t.Errorf("second Final differs (-first +second):\n%s", diff)
 	}
 
@@ -348,8 +380,9 @@ func TestFinalDispatchLag(t *testing.T) {
 		t.Errorf("[mean p50 p99] dispatch lag ms (-want +got):\n%s", diff)
 	}
 
-	if f := NewCollector(t0).Final(); f.MeanDispatchLagMs != 0 || f.P99DispatchLagMs != 0 || f.MeanITLMs != 0 {
-		t.Errorf("empty collector: lag mean %v, p99 %v, ITL mean %v; want zeros", f.MeanDispatchLagMs, f.P99DispatchLagMs, f.MeanITLMs)
+	// Changed deliberately (issue 12): no schedule, no ITL is "n/a", not 0.
+	if f := NewCollector(t0).Final(); !math.IsNaN(f.MeanDispatchLagMs) || !math.IsNaN(f.P99DispatchLagMs) || !math.IsNaN(f.MeanITLMs) {
+		t.Errorf("empty collector: lag mean %v, p99 %v, ITL mean %v; want NaN (not defined)", f.MeanDispatchLagMs, f.P99DispatchLagMs, f.MeanITLMs)
 	}
 }
 

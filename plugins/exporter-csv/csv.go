@@ -21,12 +21,14 @@ import (
 )
 
 // baseColumns are the original's 11 columns, in its order, then lmbench's
-// additions. Per-tag columns and extra_tags follow.
+// additions (the last five since schema version 2). Per-tag columns and
+// extra_tags follow.
 var baseColumns = []string{
 	"request_id", "successful", "ttft", "request_latency", "num_input_tokens",
 	"num_output_tokens", "decode_speed", "submit_time", "first_token_time",
 	"finish_time", "error",
 	"phase", "inter_token_latency", "scheduled_time", "cached_tokens",
+	"tpot", "ttft_from_scheduled", "e2e_from_scheduled", "finish_reason", "num_chunks",
 }
 
 // Validate rejects an empty file name.
@@ -121,6 +123,11 @@ func (e *csvExporter) fill(r *exporter.Record) {
 		pyrepr.Float(r.ITL),
 		epochSeconds(r.Scheduled),
 		strconv.FormatInt(r.CachedTokens, 10),
+		seconds(r.TPOT()),
+		seconds(r.TTFTFromScheduled()),
+		seconds(r.E2EFromScheduled()),
+		r.FinishReason,
+		strconv.FormatInt(r.Chunks, 10),
 	)
 	for _, k := range e.tagKeys {
 		e.row = append(e.row, r.Tags[k])
@@ -166,6 +173,15 @@ func (e *csvExporter) Finish(context.Context, exporter.Summary) ([]exporter.File
 	}
 	e.log.Debug().Msgf("CSV results written to %s", e.path)
 	return []exporter.File{{Path: e.path, Rows: e.rows, Description: "per-request results"}}, nil
+}
+
+// seconds formats a derived duration as the other durations are, or as
+// the empty string where it is undefined.
+func seconds(v float64, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return pyrepr.Float(v)
 }
 
 // epochSeconds is t as Python's time.time() float; the zero time is 0.0.

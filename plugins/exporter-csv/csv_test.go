@@ -31,6 +31,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 const header = "request_id,successful,ttft,request_latency,num_input_tokens,num_output_tokens,decode_speed," +
 	"submit_time,first_token_time,finish_time,error,phase,inter_token_latency,scheduled_time,cached_tokens," +
+	"tpot,ttft_from_scheduled,e2e_from_scheduled,finish_reason,num_chunks," +
 	"tag_doc,tag_query,extra_tags\r\n"
 
 // sum is a run-time float sum (a constant 0.1 + 0.2 would be exactly 0.3).
@@ -40,8 +41,8 @@ func sum(a, b float64) float64 { return a + b }
 func at(sec int64, frac float64) time.Time { return time.Unix(sec, int64(frac*1e9)) }
 
 // goldenRecords cover a success, a warmup record, a failure whose error
-// needs quoting, a record with extra tags and a missing tag, and float edge
-// cases.
+// needs quoting, a record with extra tags and a missing tag, float edge
+// cases, and the derived timings defined and not.
 func goldenRecords() []exporter.Record {
 	return []exporter.Record{
 		{
@@ -49,6 +50,7 @@ func goldenRecords() []exporter.Record {
 			Success: true, TTFT: 0.123, Latency: 2.5, DecodeSpeed: 51.2, ITL: 0.0185,
 			InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984,
 			Scheduled: at(1700000000, 0.25), Submit: at(1700000000, 0.25), FirstToken: at(1700000000, 0.375), Finish: at(1700000002, 0.75),
+			Chunks: 128, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{125000, 140000}, FinishReason: "stop", ResponseID: "chatcmpl-1",
 		},
 		{
 			Phase: exporter.Warmup, RequestID: "warmup_doc0", Tags: map[string]string{"doc": "0"},
@@ -71,6 +73,7 @@ func goldenRecords() []exporter.Record {
 			Success: true, TTFT: sum(0.1, 0.2), Latency: 1e16, DecodeSpeed: 100, ITL: 0.00001,
 			InputTokens: 1, OutputTokens: 2, CachedTokens: 0,
 			Submit: at(1700000004, 0), FirstToken: at(1700000004, 0.5), Finish: at(1700000005, 0),
+			Chunks: 2, FinishReason: "length",
 		},
 	}
 }
@@ -203,9 +206,9 @@ func TestRowsDurableBeforeFinish(t *testing.T) {
 	want := [][]string{
 		strings.Split(strings.TrimSuffix(header, "\r\n"), ","),
 		{"doc0_q1", "True", "0.123", "2.5", "10012", "128", "51.2", "1700000000.25", "1700000000.375", "1700000002.75", "",
-			"measure", "0.0185", "1700000000.25", "9984", "0", "1", ""},
+			"measure", "0.0185", "1700000000.25", "9984", "0.018716535433070863", "0.125", "2.5", "stop", "128", "0", "1", ""},
 		{"doc1_q0", "False", "-1.0", "0.0625", "0", "0", "0.0", "1700000001.125", "0.0", "1700000001.1875", `HTTP 500: upstream said "no", retry later`,
-			"measure", "0.0", "1700000001.0", "0", "1", "0", "lora=a%26b%3Dc&node=gpu+1"},
+			"measure", "0.0", "1700000001.0", "0", "", "", "0.1875", "", "0", "1", "0", "lora=a%26b%3Dc&node=gpu+1"},
 	}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("rows read back before Finish (-want +got):\n%s", d)
@@ -214,6 +217,9 @@ func TestRowsDurableBeforeFinish(t *testing.T) {
 
 func TestFloatFormatting(t *testing.T) {
 	t.Parallel()
+	// due at 0, sent at 62.5 ms, first token at 312.5 ms, done at 1.3125 s, 11 tokens
+	timed := exporter.Record{Success: true, TTFT: 0.25, Latency: 1.25, OutputTokens: 11, Scheduled: at(1700000000, 0),
+		Submit: at(1700000000, 0.0625), FirstToken: at(1700000000, 0.3125), Finish: at(1700000001, 0.3125)}
 	tests := []struct {
 		name string
 		rec  exporter.Record
@@ -234,6 +240,16 @@ func TestFloatFormatting(t *testing.T) {
 		{"scheduled", exporter.Record{Scheduled: time.Unix(1700000000, 500000000)}, "scheduled_time", "1700000000.5"},
 		{"ints are decimal", exporter.Record{CachedTokens: 1234567}, "cached_tokens", "1234567"},
 		{"booleans", exporter.Record{Success: true}, "successful", "True"},
+		{"tpot", timed, "tpot", "0.1"},
+		{"tpot needs two output tokens", recordWith(timed, func(r *exporter.Record) { r.OutputTokens = 1 }), "tpot", ""},
+		{"tpot needs a success", recordWith(timed, func(r *exporter.Record) { r.Success = false }), "tpot", ""},
+		{"ttft from scheduled", timed, "ttft_from_scheduled", "0.3125"},
+		{"ttft from scheduled needs a first token", recordWith(timed, func(r *exporter.Record) { r.FirstToken = time.Time{} }), "ttft_from_scheduled", ""},
+		{"e2e from scheduled", timed, "e2e_from_scheduled", "1.3125"},
+		{"e2e from scheduled needs a schedule", recordWith(timed, func(r *exporter.Record) { r.Scheduled = time.Time{} }), "e2e_from_scheduled", ""},
+		{"finish reason as sent", exporter.Record{FinishReason: "tool_calls"}, "finish_reason", "tool_calls"},
+		{"no finish reason", exporter.Record{}, "finish_reason", ""},
+		{"chunks are decimal", exporter.Record{Chunks: 16390}, "num_chunks", "16390"},
 	}
 	e := &csvExporter{}
 	for _, tc := range tests {
@@ -386,3 +402,8 @@ func TestGRPC(t *testing.T) {
 }
 
 func bufioWriter(b *bytes.Buffer) *bufio.Writer { return bufio.NewWriter(b) }
+
+func recordWith(r exporter.Record, edit func(*exporter.Record)) exporter.Record {
+	edit(&r)
+	return r
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/rs/zerolog"
@@ -44,19 +45,23 @@ func at(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
 
 // sampleRecords cover a success, a warmup record, failures (one with an
 // error needing quoting in CSV), extra and missing tags, zero times, a
-// successful request without a first token, and float edge cases.
+// successful request without a first token, float edge cases, and chunk
+// offsets: several (cut short), none and an empty list.
 func sampleRecords() []exporter.Record {
 	return []exporter.Record{
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Warmup, Seq: 1, RequestID: "warmup_doc0",
 			Tags: map[string]string{"doc": "0"}, Success: true, TTFT: 0.5, Latency: 0.5, InputTokens: 10012, OutputTokens: 1,
 			Submit: at(1699999990, 1), FirstToken: at(1699999990, 500000001), Finish: at(1699999990, 500000002),
+			Chunks: 1, UsageOutputTokens: 1, ChunkOffsetsUs: []int64{500000}, FinishReason: "length", ResponseID: "chatcmpl-w0", ResponseModel: "m",
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 2, RequestID: "doc0_q1",
 			Tags: map[string]string{"doc": "0", "query": "1"}, Success: true, TTFT: 0.123, Latency: 2.5, DecodeSpeed: 51.2, ITL: 0.0185,
 			InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984,
 			Scheduled: at(1700000000, 250000000), Submit: at(1700000000, 250000123), FirstToken: at(1700000000, 373000123), Finish: at(1700000002, 750000999),
+			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{123000, 140500, 2500000}, ChunkOffsetsTruncated: true,
+			FinishReason: "stop", ResponseID: "chatcmpl-1", ResponseModel: "org/m",
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 3, RequestID: "doc1_q0",
@@ -73,6 +78,7 @@ func sampleRecords() []exporter.Record {
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 5, RequestID: "doc3_q1",
 			Tags: map[string]string{"doc": "3", "query": "1"}, Success: true, TTFT: 0.1 + 0.2, Latency: 1e16, DecodeSpeed: 100, ITL: 0.00001,
 			InputTokens: 1, OutputTokens: 2, Submit: at(1700000004, 0), FirstToken: at(1700000004, 5e8), Finish: at(1700000005, 0),
+			Chunks: 2, ChunkOffsetsUs: []int64{}, // no usage, no finish reason, an empty offset list: nulls
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 6, RequestID: "doc4_q0",
@@ -180,8 +186,33 @@ func TestRoundTrip(t *testing.T) {
 	if len(got) != len(recs) {
 		t.Fatalf("read %d rows, wrote %d", len(got), len(recs))
 	}
+	// The schema-2 columns of each row, as a reader must see them.
+	type v2 struct {
+		Chunks                                  int64
+		UsageOutputTokens                       *int64
+		ChunkOffsetsUs                          []int64
+		Truncated                               bool
+		FinishReason, ResponseID, Model         *string
+		TPOTMs, TTFTFromSchedMs, E2EFromSchedMs *float64
+	}
+	wantV2 := []v2{
+		{1, new(int64(1)), []int64{500000}, false, new("length"), new("chatcmpl-w0"), new("m"), nil, nil, nil}, // one token, no schedule
+		{130, new(int64(128)), []int64{123000, 140500, 2500000}, true, new("stop"), new("chatcmpl-1"), new("org/m"),
+			new(18.716535433070863), new(123.000123), new(2500.000999)},
+		{0, nil, nil, false, nil, nil, nil, nil, nil, new(187.5)}, // failed: only from scheduled to the end
+		{0, nil, nil, false, nil, nil, nil, nil, nil, nil},        // failed, no schedule
+		{2, nil, nil, false, nil, nil, nil, new(1e19), nil, nil},  // (1e16 s - 0.3 s) / 1 token
+		{0, nil, nil, false, nil, nil, nil, nil, nil, nil},        // success without a first token
+	}
 	for i, r := range recs {
 		g := got[i]
+		gotV2 := v2{g.Chunks, g.UsageOutputTokens, g.ChunkOffsetsUs, g.ChunkOffsetsTruncated, g.FinishReason, g.ResponseID,
+			g.ResponseModel, g.TPOTMs, g.TTFTFromScheduledMs, g.E2EFromScheduledMs}
+		if d := cmp.Diff(wantV2[i], gotV2, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+			t.Errorf("row %d (%s) schema-2 columns (-want +got):\n%s", i, r.RequestID, d)
+		}
+		g.Row.Chunks, g.UsageOutputTokens, g.ChunkOffsetsUs, g.ChunkOffsetsTruncated = 0, nil, nil, false
+		g.FinishReason, g.ResponseID, g.ResponseModel, g.TPOTMs, g.TTFTFromScheduledMs, g.E2EFromScheduledMs = nil, nil, nil, nil, nil, nil
 		want := readRow{Row: Row{
 			RunID: r.RunID, Workload: r.Workload, Phase: r.Phase.String(), Seq: r.Seq, RequestID: r.RequestID,
 			Success: r.Success, LatencyMs: r.Latency * 1000, ITLMs: r.ITL * 1000, DecodeSpeed: r.DecodeSpeed,
@@ -386,8 +417,20 @@ func syntheticRecord(i int) exporter.Record {
 		Success:   i%97 != 0, TTFT: 0.05 + float64(i%1000)/1e4, Latency: 1.5 + float64(i%777)/1e3,
 		DecodeSpeed: 40 + float64(i%13), ITL: 0.02, InputTokens: 10000 + int64(i%64), OutputTokens: 128, CachedTokens: 9984,
 		Scheduled: t0, Submit: t0.Add(time.Microsecond), FirstToken: t0.Add(50 * time.Millisecond), Finish: t0.Add(1500 * time.Millisecond),
+		Chunks: 128, UsageOutputTokens: 128, ChunkOffsetsUs: syntheticOffsets, FinishReason: "length",
+		ResponseID: "chatcmpl-" + strconv.Itoa(i), ResponseModel: "org/m-7b",
 	}
 }
+
+// syntheticOffsets are a 128-chunk answer's offsets, 11.4 ms apart after
+// a 50 ms TTFT.
+var syntheticOffsets = func() []int64 {
+	out := make([]int64, 128)
+	for i := range out {
+		out[i] = 50_000 + int64(i)*11_400
+	}
+	return out
+}()
 
 // BenchmarkExport100k exports 100,000 synthetic records in batches of
 // 1024 (as the host's fan-out sends them) with the default options and
@@ -498,5 +541,42 @@ func TestTagMapEntriesInKeyOrder(t *testing.T) {
 	}
 	if !bytes.Equal(files[0], files[1]) {
 		t.Error("two exports of the same records differ")
+	}
+}
+
+// TestLongAnswersEndRowGroupsEarly: a row group ends once it holds
+// maxGroupOffsets chunk offsets, whatever the row group size, so long
+// answers cannot make the exporter buffer more; every offset survives.
+func TestLongAnswersEndRowGroupsEarly(t *testing.T) {
+	t.Parallel()
+	long := make([]int64, 16384)
+	for i := range long {
+		long[i] = 40_000 + int64(i)*10_000
+	}
+	const n = 200
+	perGroup := maxGroupOffsets / len(long) // 128
+	recs := make([]exporter.Record, n)
+	for i := range recs {
+		recs[i] = exporter.Record{RequestID: "r" + strconv.Itoa(i), Seq: int64(i + 1), Success: true,
+			Chunks: int64(len(long)), ChunkOffsetsUs: long}
+	}
+	recs[n-1].ChunkOffsetsUs = long[:3]
+	dir := t.TempDir()
+	run := sampleRun
+	run.OutputDir = dir
+	if _, err := sdktest.RunExporter(t, Definition, nil, run, [][]exporter.Record{recs[:50], recs[50:]}, exporter.Summary{JSON: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	pf := openParquet(t, filepath.Join(dir, "bench_results.parquet"))
+	var sizes []int64
+	for _, rg := range pf.RowGroups() {
+		sizes = append(sizes, rg.NumRows())
+	}
+	if d := cmp.Diff([]int64{int64(perGroup), int64(n - perGroup)}, sizes); d != "" {
+		t.Errorf("rows per row group (-want +got):\n%s", d)
+	}
+	rows := readAll[Row](t, pf)
+	if len(rows) != n || !slices.Equal(rows[0].ChunkOffsetsUs, long) || !slices.Equal(rows[n-1].ChunkOffsetsUs, long[:3]) {
+		t.Errorf("%d rows; offsets of the first %d, of the last %v", len(rows), len(rows[0].ChunkOffsetsUs), rows[n-1].ChunkOffsetsUs)
 	}
 }

@@ -22,8 +22,32 @@ func (o Options) Validate() error {
 	if o.NumRequests < 1 {
 		errs = append(errs, option.Errorf("num-requests", "num_requests must be >= 1, got %d", o.NumRequests))
 	}
+	if o.RequestLength > maxLength {
+		errs = append(errs, option.Errorf("request-length", "request_length must be at most %d tokens, got %d", maxLength, o.RequestLength))
+	}
+	if o.NumRequests > maxRequests {
+		errs = append(errs, option.Errorf("num-requests", "num_requests must be at most %d, got %d", maxRequests, o.NumRequests))
+	}
+	if len(errs) == 0 {
+		// Every prompt is resolved and sent at once: the plan must fit.
+		if bytes := float64(o.NumRequests) * (float64(o.RequestLength)*bytesPerWord + 16); bytes > maxPlanBytes {
+			errs = append(errs, option.Errorf("num-requests",
+				"num_requests x request_length = %d x %d tokens is about %.1f GiB of prompt text, all sent at once; at most %d GiB fits: lower --rp-num-requests or --rp-request-length",
+				o.NumRequests, o.RequestLength, bytes/(1<<30), maxPlanBytes>>30))
+		}
+	}
 	return errors.Join(errs...)
 }
+
+// Bounds on what one run may hold: a longer prompt is past any model's
+// context, and the whole burst is in memory at once (the host resolves
+// every prompt before sending; "hi " is 3 bytes a token).
+const (
+	maxLength    = 1 << 24
+	maxRequests  = 1 << 20
+	maxPlanBytes = 1 << 30
+	bytesPerWord = 3
+)
 
 // fillerBody is `words` copies of "hi" joined by spaces (at least one).
 func fillerBody(words int) string {

@@ -251,3 +251,22 @@ func minOf(p *float64) float64 {
 	}
 	return *p
 }
+
+// Plans too large to hold are option errors naming the flag, not an
+// out-of-memory crash minutes later.
+func TestPlansThatCannotFit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		opts map[string]any
+		want string
+	}{
+		{map[string]any{"num-requests": 100000000, "request-length": 10}, "num-requests: num_requests must be at most 1048576, got 100000000"},
+		{map[string]any{"request-length": 1000000000}, "request-length: request_length must be at most 16777216 tokens, got 1000000000"},
+		{map[string]any{"num-requests": 200000, "request-length": 10000}, "num-requests: num_requests x request_length = 200000 x 10000 tokens is about 5.6 GiB of prompt text, all sent at once; at most 1 GiB fits: lower --rp-num-requests or --rp-request-length"},
+	} {
+		_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: got %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}

@@ -380,6 +380,56 @@ type Record struct {
 	FirstToken   time.Time
 	Finish       time.Time
 	Seq          int64 // completion order in the run, from 1
+
+	// Chunks is the number of output chunks (content, reasoning or
+	// tool-call deltas); UsageOutputTokens is usage.completion_tokens as
+	// the engine reported it, 0 when it reported none (OutputTokens then
+	// falls back to Chunks).
+	Chunks            int64
+	UsageOutputTokens int64
+	// ChunkOffsetsUs are the output chunks' arrival times in microseconds
+	// after Submit, the first 16,384 of them; ChunkOffsetsTruncated when
+	// there were more (Chunks has the full count).
+	ChunkOffsetsUs        []int64
+	ChunkOffsetsTruncated bool
+	// What the engine said about its answer, "" when it said nothing: the
+	// finish_reason ("stop", "length", "tool_calls", …), the response id
+	// and the model that answered.
+	FinishReason  string
+	ResponseID    string
+	ResponseModel string
+}
+
+// Timings derived from a record's own fields, in seconds, so that every
+// exporter defines them alike; ok is false where one is undefined.
+
+// TPOT is the time per output token after the first,
+// (Latency-TTFT)/(OutputTokens-1), as vLLM's benchmark defines it: only for
+// a successful request with a first token and at least two output tokens.
+func (r *Record) TPOT() (seconds float64, ok bool) {
+	if !r.Success || r.OutputTokens < 2 || r.FirstToken.IsZero() || r.TTFT < 0 {
+		return 0, false
+	}
+	return (r.Latency - r.TTFT) / float64(r.OutputTokens-1), true
+}
+
+// TTFTFromScheduled is FirstToken-Scheduled: the time to first token
+// counted from when the request was due, so it includes any wait before it
+// was sent. Undefined without a first token.
+func (r *Record) TTFTFromScheduled() (seconds float64, ok bool) {
+	if r.Scheduled.IsZero() || r.FirstToken.IsZero() {
+		return 0, false
+	}
+	return r.FirstToken.Sub(r.Scheduled).Seconds(), true
+}
+
+// E2EFromScheduled is Finish-Scheduled: the latency counted from when the
+// request was due (failed requests too, like Latency).
+func (r *Record) E2EFromScheduled() (seconds float64, ok bool) {
+	if r.Scheduled.IsZero() || r.Finish.IsZero() {
+		return 0, false
+	}
+	return r.Finish.Sub(r.Scheduled).Seconds(), true
 }
 
 // Summary is the final result of the measured phase.

@@ -445,6 +445,9 @@ func toRecord(r *protocol.Record) *exporterv1.Record {
 		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
 		ScheduledUnixNs: unixNs(r.Scheduled), SubmitUnixNs: unixNs(r.Submit), FirstTokenUnixNs: unixNs(r.FirstToken),
 		FinishUnixNs: unixNs(r.Finish), Seq: r.Seq,
+		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
+		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseId: r.ResponseID,
+		ResponseModel: r.ResponseModel,
 	}
 }
 
@@ -455,7 +458,19 @@ func fromRecord(r *exporterv1.Record) protocol.Record {
 		DecodeSpeed: r.GetDecodeSpeed(), ITL: r.GetItlS(), InputTokens: r.GetInputTokens(), OutputTokens: r.GetOutputTokens(),
 		CachedTokens: r.GetCachedTokens(), Scheduled: fromUnixNs(r.GetScheduledUnixNs()), Submit: fromUnixNs(r.GetSubmitUnixNs()),
 		FirstToken: fromUnixNs(r.GetFirstTokenUnixNs()), Finish: fromUnixNs(r.GetFinishUnixNs()), Seq: r.GetSeq(),
+		Chunks: r.GetChunks(), UsageOutputTokens: r.GetUsageOutputTokens(), ChunkOffsetsUs: nonEmpty(r.GetChunkOffsetsUs()),
+		ChunkOffsetsTruncated: r.GetChunkOffsetsTruncated(), FinishReason: r.GetFinishReason(), ResponseID: r.GetResponseId(),
+		ResponseModel: r.GetResponseModel(),
 	}
+}
+
+// nonEmpty is s, or nil when it is empty: protobuf does not tell an empty
+// list from none, so neither side sees a difference.
+func nonEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 func toSummary(s protocol.Summary) *exporterv1.Summary {

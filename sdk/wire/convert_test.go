@@ -294,6 +294,13 @@ func TestRecordRoundTrip(t *testing.T) {
 			DecodeSpeed: 51.2, ITL: 0.0185, InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984,
 			Scheduled: at(1700000000, 250000000), Submit: at(1700000000, 250000001),
 			FirstToken: at(1700000000, 375000000), Finish: at(1700000002, 750000000), Seq: 7,
+			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{124_999, 143_000, 2_499_999}, ChunkOffsetsTruncated: true,
+			FinishReason: "length", ResponseID: "chatcmpl-7", ResponseModel: "org/m-7b",
+		},
+		"the longest offset list": {
+			RunID: "r", Phase: protocol.Measure, RequestID: "long", Success: true, Chunks: 20000, UsageOutputTokens: 20000,
+			ChunkOffsetsUs: longOffsets(16384), ChunkOffsetsTruncated: true, FinishReason: "stop",
+			Submit: at(1700000001, 0), Finish: at(1700000201, 0), Seq: 2,
 		},
 		"failed, zero times stay zero": {
 			RunID: "r", Workload: "w", Phase: protocol.Warmup, RequestID: "w0", Tags: map[string]string{"doc": "1"},
@@ -301,6 +308,15 @@ func TestRecordRoundTrip(t *testing.T) {
 			Submit: at(1700000001, 0), Finish: at(1700000001, 1), Seq: 1,
 		},
 	}, func(r protocol.Record) *exporterv1.Record { return toRecord(&r) }, fromRecord)
+}
+
+// longOffsets are n chunk offsets 10 ms apart, beyond one varint byte.
+func longOffsets(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = 50_000 + int64(i)*10_000
+	}
+	return out
 }
 
 func TestSummaryRoundTrip(t *testing.T) {

@@ -3,7 +3,8 @@
 
 The original tool writes json.dumps(obj, indent=2) with no trailing newline;
 these files are that, byte for byte. The inputs must stay identical to
-summaryFixture and escapesFixture in report_test.go.
+summaryFixture, naFixture and escapesFixture in report_test.go. A figure
+that is not defined is None (null).
 
     cd core/report && python3 testdata/gen.py
 """
@@ -63,6 +64,67 @@ RESULTS = {
 
 ZERO = {k: (0 if isinstance(v, int) else 0.0) for k, v in RESULTS.items()}
 
+# Nothing succeeded: every mean and percentile is not defined (null).
+NA = {k: (v if isinstance(v, int) else None) for k, v in ZERO.items()}
+NA.update(total_requests=2, failed_requests=2, elapsed_time=0.5, input_throughput=0.0, output_throughput=0.0)
+
+
+def dist(ps, count=0, mean=None, std=None, median=None, values=None):
+    """A stats.Dist as the summary writes it; values align with ps."""
+    d = {"count": count, "mean": mean, "std": std, "median": median}
+    for i, p in enumerate(ps):
+        key = "p" + (str(int(p)) if p == int(p) else repr(p))
+        d[key] = values[i] if values else None
+    return d
+
+
+def cache(requests=0, prompt=0, cached=0, with_cache=0):
+    return {
+        "requests": requests,
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "cached_ratio": cached / prompt if prompt else None,
+        "requests_with_cached_tokens": with_cache,
+    }
+
+
+PS = [50.0, 90.0, 99.0, 99.9]
+METRICS = {
+    "percentiles": PS,
+    "ttft_ms": dist(PS, 2, 300.0, 100.0, 300.0, [300.0, 380.0, 398.0, 399.8]),
+    "tpot_ms": dist(PS, 1, 12.5, 0.0, 12.5, [12.5, 12.5, 12.5, 12.5]),
+    "itl_ms": dist(PS, 254, 0.1 + 0.2, 3.25, 10.0, [10.0, 20.0, 29.99, 1e-05]),
+    "itl_percentiles": "sketch (\u00b10.1%)",
+    "e2e_ms": dist(PS, 2, 2000.5, 0.5, 2000.5, [2000.5, 2000.9, 2000.99, 1e16]),
+    "ttft_from_scheduled_ms": dist(PS),
+    "e2e_from_scheduled_ms": dist(PS, 2, 2010.5, 10.5, 2010.5, [2010.5, 2018.9, 2020.79, 2020.979]),
+}
+CACHE = {"warmup": cache(2, 20000, 0, 0), "measure": cache(3, 20000, 19000, 2)}
+
+NA_PS = [50.0, 90.0, 99.0]
+NA_METRICS = {
+    "percentiles": NA_PS,
+    "ttft_ms": dist(NA_PS),
+    "tpot_ms": dist(NA_PS),
+    "itl_ms": dist(NA_PS),
+    "itl_percentiles": "exact",
+    "e2e_ms": dist(NA_PS),
+    "ttft_from_scheduled_ms": dist(NA_PS),
+    "e2e_from_scheduled_ms": dist(NA_PS),
+}
+
+# The zero stats.Final: no percentiles, nothing computed.
+ZERO_METRICS = {
+    "percentiles": [],
+    "ttft_ms": dist([]),
+    "tpot_ms": dist([]),
+    "itl_ms": dist([]),
+    "itl_percentiles": None,
+    "e2e_ms": dist([]),
+    "ttft_from_scheduled_ms": dist([]),
+    "e2e_from_scheduled_ms": dist([]),
+}
+
 
 def write(name, obj):
     with open(os.path.join(HERE, name), "w", encoding="ascii", newline="") as f:
@@ -73,6 +135,16 @@ write("summary.json", {
     "config": config(),
     "results": RESULTS,
     "run": {"run_id": "20250101T000000Z-0a1b2c3d", "lmbench_version": "0.1.0", "interrupted": False},
+    "metrics": METRICS,
+    "cache": CACHE,
+})
+
+write("summary_na.json", {
+    "config": config(),
+    "results": NA,
+    "run": {"run_id": "20250101T000000Z-0a1b2c3d", "lmbench_version": "0.1.0", "interrupted": False},
+    "metrics": NA_METRICS,
+    "cache": {"warmup": cache(), "measure": cache(2)},
 })
 
 write("summary_escapes.json", {
@@ -90,4 +162,6 @@ write("summary_escapes.json", {
     ),
     "results": ZERO,
     "run": {"run_id": "", "lmbench_version": "v\u00b2", "interrupted": True},
+    "metrics": ZERO_METRICS,
+    "cache": {"warmup": cache(), "measure": cache()},
 })

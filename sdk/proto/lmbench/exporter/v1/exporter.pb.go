@@ -399,8 +399,21 @@ type Record struct {
 	FirstTokenUnixNs int64                  `protobuf:"varint,17,opt,name=first_token_unix_ns,json=firstTokenUnixNs,proto3" json:"first_token_unix_ns,omitempty"`
 	FinishUnixNs     int64                  `protobuf:"varint,18,opt,name=finish_unix_ns,json=finishUnixNs,proto3" json:"finish_unix_ns,omitempty"`
 	Seq              int64                  `protobuf:"varint,19,opt,name=seq,proto3" json:"seq,omitempty"` // completion order within the run, from 1
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Output chunks (content, reasoning or tool-call deltas), all of them.
+	Chunks int64 `protobuf:"varint,20,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	// usage.completion_tokens as the engine reported it; 0 = none reported
+	// (output_tokens then falls back to chunks).
+	UsageOutputTokens int64 `protobuf:"varint,21,opt,name=usage_output_tokens,json=usageOutputTokens,proto3" json:"usage_output_tokens,omitempty"`
+	// Arrival of each output chunk, microseconds after submit: the first
+	// 16384 of them; chunk_offsets_truncated when there were more.
+	ChunkOffsetsUs        []int64 `protobuf:"varint,22,rep,packed,name=chunk_offsets_us,json=chunkOffsetsUs,proto3" json:"chunk_offsets_us,omitempty"`
+	ChunkOffsetsTruncated bool    `protobuf:"varint,23,opt,name=chunk_offsets_truncated,json=chunkOffsetsTruncated,proto3" json:"chunk_offsets_truncated,omitempty"`
+	// What the engine said about its answer; "" when it said nothing.
+	FinishReason  string `protobuf:"bytes,24,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`    // "stop", "length", "tool_calls", …
+	ResponseId    string `protobuf:"bytes,25,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`          // the chunks' "id"
+	ResponseModel string `protobuf:"bytes,26,opt,name=response_model,json=responseModel,proto3" json:"response_model,omitempty"` // the chunks' "model"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -564,6 +577,55 @@ func (x *Record) GetSeq() int64 {
 		return x.Seq
 	}
 	return 0
+}
+
+func (x *Record) GetChunks() int64 {
+	if x != nil {
+		return x.Chunks
+	}
+	return 0
+}
+
+func (x *Record) GetUsageOutputTokens() int64 {
+	if x != nil {
+		return x.UsageOutputTokens
+	}
+	return 0
+}
+
+func (x *Record) GetChunkOffsetsUs() []int64 {
+	if x != nil {
+		return x.ChunkOffsetsUs
+	}
+	return nil
+}
+
+func (x *Record) GetChunkOffsetsTruncated() bool {
+	if x != nil {
+		return x.ChunkOffsetsTruncated
+	}
+	return false
+}
+
+func (x *Record) GetFinishReason() string {
+	if x != nil {
+		return x.FinishReason
+	}
+	return ""
+}
+
+func (x *Record) GetResponseId() string {
+	if x != nil {
+		return x.ResponseId
+	}
+	return ""
+}
+
+func (x *Record) GetResponseModel() string {
+	if x != nil {
+		return x.ResponseModel
+	}
+	return ""
 }
 
 type WriteRequest struct {
@@ -920,7 +982,7 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xc2\x05\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xdd\a\n" +
 	"\x06Record\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x120\n" +
@@ -942,7 +1004,15 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x0esubmit_unix_ns\x18\x10 \x01(\x03R\fsubmitUnixNs\x12-\n" +
 	"\x13first_token_unix_ns\x18\x11 \x01(\x03R\x10firstTokenUnixNs\x12$\n" +
 	"\x0efinish_unix_ns\x18\x12 \x01(\x03R\ffinishUnixNs\x12\x10\n" +
-	"\x03seq\x18\x13 \x01(\x03R\x03seq\x1a7\n" +
+	"\x03seq\x18\x13 \x01(\x03R\x03seq\x12\x16\n" +
+	"\x06chunks\x18\x14 \x01(\x03R\x06chunks\x12.\n" +
+	"\x13usage_output_tokens\x18\x15 \x01(\x03R\x11usageOutputTokens\x12,\n" +
+	"\x10chunk_offsets_us\x18\x16 \x03(\x03B\x02\x10\x01R\x0echunkOffsetsUs\x126\n" +
+	"\x17chunk_offsets_truncated\x18\x17 \x01(\bR\x15chunkOffsetsTruncated\x12#\n" +
+	"\rfinish_reason\x18\x18 \x01(\tR\ffinishReason\x12\x1f\n" +
+	"\vresponse_id\x18\x19 \x01(\tR\n" +
+	"responseId\x12%\n" +
+	"\x0eresponse_model\x18\x1a \x01(\tR\rresponseModel\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +

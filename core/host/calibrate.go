@@ -1,0 +1,215 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/runloop"
+)
+
+// Calibrate replays a finished run's measured schedule against the
+// built-in engine with every cost at zero, through the host's own sender
+// and transport, on an open-loop timer: what TTFT and dispatch lag
+// remain are the client's, for that schedule on this machine.
+type Calibrate struct {
+	Journal string
+	Repeat  int // times the schedule is replayed, one after the other (0: once)
+	Log     zerolog.Logger
+}
+
+// Calibration is what a replay measured. Durations are milliseconds; a
+// figure that is not defined is NaN.
+type Calibration struct {
+	Requests int           // in the schedule
+	Repeat   int           // replays of it
+	Span     time.Duration // from its first request's offset to its last
+	CPUs     int
+	Failed   int // requests that failed (over every replay)
+	// TTFT is first token − submit of the successful requests: with an
+	// engine that costs nothing, the client's own share of TTFT.
+	TTFTP50Ms, TTFTP99Ms, TTFTMaxMs float64
+	// DispatchLag is submit − due of every request.
+	DispatchLagP50Ms, DispatchLagP99Ms, DispatchLagMaxMs float64
+}
+
+// replayed is one request of the schedule.
+type replayed struct {
+	id        string
+	offset    time.Duration // from the schedule's first request
+	words     int           // the prompt's length (a simulated token is a word)
+	maxTokens int
+}
+
+// errNoMeasured is a journal with nothing to replay.
+var errNoMeasured = errors.New("no measured requests to replay (did the run stop before its measured phase?)")
+
+// scheduleOf is the measured schedule of a run's records: each request's
+// scheduled offset from the earliest, its input tokens as the prompt's
+// length and its output tokens as max_tokens (at least 1 of each: a
+// failed request reported none), in the order they were due.
+func scheduleOf(recs []record.Record) []replayed {
+	var out []replayed
+	var first time.Time
+	due := func(r *record.Record) time.Time {
+		if r.Scheduled.IsZero() {
+			return r.Submit
+		}
+		return r.Scheduled
+	}
+	for i := range recs {
+		if r := &recs[i]; r.Phase == record.Measure && !due(r).IsZero() && (first.IsZero() || due(r).Before(first)) {
+			first = due(r)
+		}
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.Phase != record.Measure || due(r).IsZero() {
+			continue
+		}
+		out = append(out, replayed{id: r.RequestID, offset: due(r).Sub(first),
+			words: max(int(r.InputTokens), 1), maxTokens: max(int(r.OutputTokens), 1)})
+	}
+	slices.SortStableFunc(out, func(a, b replayed) int { return cmp.Compare(a.offset, b.offset) })
+	return out
+}
+
+// zeroCostEngine is the built-in engine with nothing simulated: no
+// prefill, load or decode time, no cache tiers, room for the longest
+// request of the schedule.
+func zeroCostEngine(plan []replayed) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.TimeScale = 0
+	cfg.PrefillPerToken, cfg.CPULoadPerToken, cfg.DiskLoadPerToken, cfg.DecodePerToken = 0, 0, 0, 0
+	cfg.GPUGB, cfg.CPUGB, cfg.DiskGB = 0, 0, 0
+	for _, p := range plan {
+		cfg.MaxModelLen = max(cfg.MaxModelLen, p.words+p.maxTokens)
+	}
+	return cfg
+}
+
+// Run reads the journal, starts the engine on a loopback port and
+// replays the schedule Repeat times.
+func (c Calibrate) Run(ctx context.Context) (*Calibration, error) {
+	contents, err := record.ReadJournal(c.Journal)
+	if err != nil {
+		return nil, fmt.Errorf("--journal %s: %w", c.Journal, err)
+	}
+	plan := scheduleOf(contents.Records)
+	if len(plan) == 0 {
+		return nil, fmt.Errorf("--journal %s: %w", c.Journal, errNoMeasured)
+	}
+	repeat := max(c.Repeat, 1)
+	cfg := zeroCostEngine(plan)
+	srv, err := sim.New(cfg, c.Log.With().Str("component", "sim").Logger())
+	if err != nil {
+		return nil, fmt.Errorf("built-in engine: %w", err)
+	}
+	base, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("built-in engine: %w", err)
+	}
+	defer srv.Close()
+	sender, err := engine.New(engine.Config{BaseURL: base, Model: cfg.Model})
+	if err != nil {
+		return nil, err
+	}
+	defer sender.Close()
+
+	var m calibrationSamples
+	for i := range repeat {
+		c.Log.Info().Int("replay", i+1).Int("of", repeat).Int("requests", len(plan)).Msg("replaying the schedule")
+		if err := replay(ctx, sender, plan, &m); err != nil {
+			return nil, err
+		}
+	}
+	out := m.calibration()
+	out.Requests, out.Repeat, out.Span, out.CPUs = len(plan), repeat, plan[len(plan)-1].offset, runtime.NumCPU()
+	return out, nil
+}
+
+// calibrationSamples are a replay's measurements.
+type calibrationSamples struct {
+	ttftMs, lagMs []float64
+	failed        int
+}
+
+func (m *calibrationSamples) add(f *runloop.Finished[Measured]) {
+	r := &f.Measured.Result
+	m.lagMs = append(m.lagMs, ms(r.Submit.Sub(f.Req.Due)))
+	if !r.Success {
+		m.failed++
+		return
+	}
+	m.ttftMs = append(m.ttftMs, ms(r.FirstToken.Sub(r.Submit)))
+}
+
+func (m *calibrationSamples) calibration() *Calibration {
+	slices.Sort(m.ttftMs)
+	slices.Sort(m.lagMs)
+	return &Calibration{
+		Failed:    m.failed,
+		TTFTP50Ms: pctOf(m.ttftMs, 50), TTFTP99Ms: pctOf(m.ttftMs, 99), TTFTMaxMs: pctOf(m.ttftMs, 100),
+		DispatchLagP50Ms: pctOf(m.lagMs, 50), DispatchLagP99Ms: pctOf(m.lagMs, 99), DispatchLagMaxMs: pctOf(m.lagMs, 100),
+	}
+}
+
+// replay sends plan once, request k at its offset from now, through the
+// run's transport (one goroutine per request, results over a channel),
+// and waits for every answer.
+func replay(ctx context.Context, s Sender, plan []replayed, m *calibrationSamples) error {
+	tr := newTransport(ctx, s, nil)
+	defer tr.close()
+	words := strings.Repeat("hi ", maxWords(plan))
+	start := time.Now()
+	pending := 0
+	take := func(fs []runloop.Finished[Measured]) {
+		for i := range fs {
+			m.add(&fs[i])
+			pending--
+		}
+	}
+	for _, p := range plan {
+		due := start.Add(p.offset)
+		for time.Now().Before(due) && ctx.Err() == nil {
+			take(tr.Wait(ctx, due))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		tr.Send(&runloop.Outgoing{
+			Phase: protocol.Measure, ID: p.id, MaxTokens: p.maxTokens, Due: due, Explicit: true,
+			Messages: []runloop.Message{{Role: "user", Content: words[:3*p.words-1]}},
+		})
+		pending++
+	}
+	if ctx.Err() != nil {
+		tr.Abandon() // what was sent still comes back, failed
+	}
+	for pending > 0 {
+		take(tr.Wait(context.WithoutCancel(ctx), time.Time{}))
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("calibration interrupted: %w", err)
+	}
+	return nil
+}
+
+func maxWords(plan []replayed) int {
+	n := 1
+	for _, p := range plan {
+		n = max(n, p.words)
+	}
+	return n
+}
