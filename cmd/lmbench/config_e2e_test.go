@@ -48,7 +48,7 @@ func readJSONFile(t *testing.T, path string) map[string]any {
 func TestSpecExampleConfigRuns(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	eng := newFakeEngine(t)
+	eng := newFakeEngine(t, withModels("fake-model", "Qwen/Qwen3-14B"))
 	out := t.TempDir()
 	cfg, _ := filepath.Abs(specExample)
 	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", cfg, "--no-interactive", "-q", "--json", "--output-dir", out)
@@ -89,7 +89,7 @@ func TestSpecExampleConfigRuns(t *testing.T) {
 func TestLaterOriginalConfigLoads(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	eng := newFakeEngine(t)
+	eng := newFakeEngine(t, withModels("fake-model", "qwen"))
 	cfg := writeTemp(t, "later.json", `{
   "model": "Qwen/Qwen3-14B",
   "served_model_name": "qwen",
@@ -266,7 +266,7 @@ func TestNonTerminalStdinNeverHangs(t *testing.T) {
 func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	eng := newFakeEngine(t)
+	eng := newFakeEngine(t, withModels("fake-model", "big", "other"))
 	var statusHits atomic.Int32
 	lmc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/status" {

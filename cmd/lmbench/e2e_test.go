@@ -72,6 +72,7 @@ type fakeEngine struct {
 	delay   func(body map[string]any) time.Duration
 	fail    func(body map[string]any) bool
 	started chan string
+	models  []string // what GET /v1/models lists (default fake-model)
 	srv     *httptest.Server
 	chunks  int
 }
@@ -86,13 +87,27 @@ func newFakeEngine(t *testing.T, opts ...func(*fakeEngine)) *fakeEngine {
 	return f
 }
 
+// withModels makes the engine list these models (lmbench checks that the
+// one it sends is among them).
+func withModels(ids ...string) func(*fakeEngine) {
+	return func(f *fakeEngine) { f.models = ids }
+}
+
 func withDelay(d time.Duration) func(*fakeEngine) {
 	return func(f *fakeEngine) { f.delay = func(map[string]any) time.Duration { return d } }
 }
 
 func (f *fakeEngine) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/v1/models" {
-		w.Write([]byte(`{"object":"list","data":[{"id":"fake-model","object":"model"}]}`))
+		ids := f.models
+		if ids == nil {
+			ids = []string{"fake-model"}
+		}
+		var list []map[string]string
+		for _, id := range ids {
+			list = append(list, map[string]string{"id": id, "object": "model"})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": list})
 		return
 	}
 	if r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/completions" {

@@ -5,6 +5,7 @@ import (
 
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,17 @@ type Config struct {
 	Transport http.RoundTripper
 	// Now is the clock for all timestamps; nil means time.Now.
 	Now func() time.Time
+	// Timeouts limit every request (DefaultTimeouts are lmbench run's);
+	// the zero value sets none. Connect applies to the default transport
+	// only.
+	Timeouts Timeouts
+	// MaxConnections caps the requests in flight, and with the default
+	// transport the connections open, at once; 0 is no cap. A request
+	// waits for a free slot before its Submit time, so the wait is
+	// dispatch lag, never time to first token. See DefaultMaxConnections.
+	MaxConnections int
+
+	dial dialFunc // replaces the TCP dialer (tests)
 }
 
 // Sender sends requests to one engine. It is safe for concurrent use; all
@@ -49,6 +61,8 @@ type Sender struct {
 	prefix   []byte      // `{"model":"…",`
 	key      string
 	now      func() time.Time
+	limits   Timeouts
+	slots    chan struct{} // one per request in flight; nil = no cap
 }
 
 // New checks cfg and builds a Sender.
@@ -74,9 +88,19 @@ func New(cfg Config) (*Sender, error) {
 	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return nil, errors.New("engine: API key contains control characters")
 	}
+	if err := cfg.Timeouts.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxConnections < 0 {
+		return nil, fmt.Errorf("engine: MaxConnections must be >= 0, got %d", cfg.MaxConnections)
+	}
 	rt := cfg.Transport
 	if rt == nil {
-		rt = newTransport()
+		dial := cfg.dial
+		if dial == nil {
+			dial = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
+		}
+		rt = newTransport(limitDial(dial, cfg.Timeouts.Connect), cfg.Timeouts.Connect, cfg.MaxConnections)
 	}
 	now := cfg.Now
 	if now == nil {
@@ -97,6 +121,10 @@ func New(cfg Config) (*Sender, error) {
 		prefix: jsonenc.AppendString([]byte(`{"model":`), cfg.Model),
 		key:    key,
 		now:    now,
+		limits: cfg.Timeouts,
+	}
+	if cfg.MaxConnections > 0 {
+		s.slots = make(chan struct{}, cfg.MaxConnections)
 	}
 	s.prefix = append(s.prefix, ',')
 	if s.chatReq, err = http.NewRequest(http.MethodPost, base+"/chat/completions", nil); err != nil {
@@ -109,25 +137,27 @@ func New(cfg Config) (*Sender, error) {
 }
 
 // newTransport returns the transport for one Sender: a large idle pool to a
-// single host (every in-flight request keeps its connection), no limit on
-// connections, no compression (SSE chunks are tiny and must arrive as
-// sent), HTTP/1.1 only (a custom DialContext without ForceAttemptHTTP2
-// leaves HTTP/2 off: one stream per connection, like the original's
-// client), and no response-header timeout because a long prefill
-// legitimately delays the headers. The caller's context is the only
-// deadline.
-func newTransport() *http.Transport {
+// single host (every in-flight request keeps its connection), at most
+// maxConns connections (0 = no limit; the Sender's slots already keep
+// requests below it, this also counts connections still closing), no
+// compression (SSE chunks are tiny and must arrive as sent), HTTP/1.1 only
+// (a custom DialContext without ForceAttemptHTTP2 leaves HTTP/2 off: one
+// stream per connection, like the original's client), and no
+// response-header timeout because a long prefill legitimately delays the
+// headers: the first-token limit covers it.
+func newTransport(dial dialFunc, connect time.Duration, maxConns int) *http.Transport {
+	idle := 4096
+	if maxConns > 0 {
+		idle = min(idle, maxConns)
+	}
 	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment, // as the original's httpx client
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:               http.ProxyFromEnvironment, // as the original's httpx client
+		DialContext:         dial,
 		MaxIdleConns:        0, // no global limit
-		MaxIdleConnsPerHost: 4096,
-		MaxConnsPerHost:     0,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     maxConns,
 		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
+		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
 		WriteBufferSize:     32 << 10, // long-document prompts are hundreds of KB
 		ReadBufferSize:      8 << 10,
@@ -141,7 +171,9 @@ func (s *Sender) BaseURL() string { return s.base }
 func (s *Sender) Close() { s.client.CloseIdleConnections() }
 
 // Send sends req, reads the whole stream and returns the measured Result.
-// It never retries and never panics; ctx cancels the request at any point.
+// It never retries and never panics; ctx cancels the request at any point,
+// and so does any of the Sender's time limits. With MaxConnections, Send
+// first waits for a free slot: Submit is taken once it has one.
 func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 	res.ID = req.ID
 	defer func() {
@@ -157,30 +189,98 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 		res.Submit = s.now()
 		return failed(res, res.Submit, strings.ToValidUTF8(redact("request not sent: "+err.Error(), s.key), "\uFFFD"))
 	}
-	hreq := s.newHTTPRequest(ctx, req, body)
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			res.Submit = s.now()
+			return failed(res, res.Submit, s.errorText(ctx, ""))
+		}
+		defer func() { <-s.slots }() // after the body is closed: the slot stands for its connection
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hreq := s.newHTTPRequest(rctx, req, body)
 
 	res.Submit = s.now()
+	w := newWatch(s.limits, cancel)
+	defer w.stop()
 	resp, err := s.client.Do(hreq)
 	if err != nil {
-		return failed(res, s.now(), s.errorText(ctx, err.Error()))
+		var cte *connectTimeoutError
+		if errors.As(err, &cte) && rctx.Err() == nil {
+			return failed(res, s.now(), cte.Error())
+		}
+		return failed(res, s.now(), s.errorText(rctx, err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return failed(res, s.now(), s.errorText(ctx, statusError(resp)))
+		return failed(res, s.now(), s.errorText(rctx, statusError(resp)))
 	}
 
 	st := getStream(resp.Body, req.Completion, s.now)
 	defer putStream(st)
 	st.submit = res.Submit
+	st.watch = w
 	if err := st.run(); err != nil {
-		msg := err.Error()
-		if st.dataLines == 0 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			msg += fmt.Sprintf(" (response Content-Type is %q, not text/event-stream)", resp.Header.Get("Content-Type"))
-		}
-		return failed(res, s.now(), s.errorText(ctx, msg))
+		return failed(res, s.now(), s.clean(s.streamError(rctx, st, resp, err)))
 	}
 	st.fill(&res)
+	// The request is over: the rest of the body only decides whether the
+	// connection can be reused, and may not hold the request up.
+	if !st.src.eof {
+		w.afterDone()
+		st.drain()
+	}
 	return res
+}
+
+// streamError explains why a stream failed: the limit that cut it, or
+// what the response was when it was no event stream at all.
+func (s *Sender) streamError(rctx context.Context, st *stream, resp *http.Response, err error) string {
+	cause := context.Cause(rctx)
+	var te *timeoutError
+	switch {
+	case errors.As(cause, &te) && te.limit == "idle":
+		return fmt.Sprintf("no data for %v after %d chunks with content (--idle-timeout)", te.value, st.chunks)
+	case rctx.Err() != nil:
+		return cause.Error()
+	case st.dataLines > 0:
+		return err.Error()
+	}
+	ctype := resp.Header.Get("Content-Type")
+	head := bytes.TrimSpace(st.head)
+	if msg, ok := jsonError(head); ok {
+		return fmt.Sprintf("HTTP %d with an error instead of an event stream: %s", resp.StatusCode, msg)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(ctype, "text/event-stream") {
+		msg += fmt.Sprintf(" (response Content-Type is %q, not text/event-stream)", ctype)
+	}
+	if len(head) > 0 {
+		msg += fmt.Sprintf("; the body starts %q", excerpt(head, 200))
+	}
+	return msg
+}
+
+// jsonError returns the message of a JSON error body, as engines and
+// proxies write them: {"error":{"message":…}}, {"error":"…"} or
+// {"message":…} (vLLM's {"object":"error","message":…}).
+func jsonError(body []byte) (string, bool) {
+	var obj struct {
+		Message json.RawMessage `json:"message"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &obj) != nil {
+		return "", false
+	}
+	switch {
+	case len(obj.Error) > 0 && !isNull(obj.Error):
+		return errorMessage(obj.Error), true
+	case len(obj.Message) > 0 && !isNull(obj.Message):
+		return errorMessage(obj.Message), true
+	}
+	return "", false
 }
 
 // fill completes res from a stream that ended with [DONE]. Everything it
@@ -275,6 +375,12 @@ func (s *Sender) errorText(ctx context.Context, msg string) string {
 	if ctx.Err() != nil {
 		msg = context.Cause(ctx).Error()
 	}
+	return s.clean(msg)
+}
+
+// clean makes sure the API key never leaves in an error, and that the
+// error is valid UTF-8.
+func (s *Sender) clean(msg string) string {
 	if msg == "" {
 		msg = "unknown error"
 	}

@@ -22,6 +22,7 @@ const (
 	maxLineSize    = 64 << 20 // a longer SSE line fails the request
 	maxPooledBuf   = 1 << 20  // larger scratch buffers are not kept in the pool
 	drainLimit     = 64 << 10 // bytes read after [DONE] so the connection is reused
+	headLimit      = 4 << 10  // bytes kept of what precedes the first data line
 	maxToolCalls   = 1024     // distinct tool-call indexes in one answer; more fails it
 )
 
@@ -163,7 +164,12 @@ func (c *chunk) reset() {
 // stream is the per-request parsing state. It is pooled: a Send borrows one
 // and returns it, so steady-state requests allocate no read buffers.
 type stream struct {
-	br    *bufio.Reader
+	src source // the body, as br reads it
+	br  *bufio.Reader
+	// head keeps the start of the lines before the first data line: a
+	// body that is not an event stream (a JSON error) is reported with it.
+	head  []byte
+	watch *watch // the request's limits; nil outside Send
 	long  []byte // assembles lines longer than the read buffer
 	text  []byte // concatenated content
 	chunk chunk
@@ -197,13 +203,32 @@ type stream struct {
 	lastModel                               string
 }
 
+// source is a body that remembers whether it was read to its end: a
+// response read to EOF gives its connection back to the pool.
+type source struct {
+	r   io.Reader
+	eof bool
+}
+
+func (s *source) Read(p []byte) (int, error) {
+	if s.r == nil {
+		return 0, io.EOF
+	}
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		s.eof = true
+	}
+	return n, err
+}
+
 var streamPool = sync.Pool{New: func() any {
 	return &stream{br: bufio.NewReaderSize(nil, readBufferSize)}
 }}
 
 func getStream(r io.Reader, completion bool, now func() time.Time) *stream {
 	st := streamPool.Get().(*stream)
-	st.br.Reset(r)
+	st.src = source{r: r}
+	st.br.Reset(&st.src)
 	st.completion = completion
 	st.now = now
 	st.maxTimes = MaxChunkTimes
@@ -223,7 +248,7 @@ func putStream(st *stream) {
 	if cap(scratch) > maxPooledBuf {
 		scratch = nil
 	}
-	*st = stream{br: st.br, long: st.long[:0], text: text, chunk: st.chunk, calls: poolableCalls(st.calls), scratch: scratch,
+	*st = stream{br: st.br, head: st.head[:0], long: st.long[:0], text: text, chunk: st.chunk, calls: poolableCalls(st.calls), scratch: scratch,
 		times:      st.times[:0], // at most MaxChunkTimes: 128 KiB
 		responseID: st.responseID[:0], responseModel: st.responseModel[:0], finishReason: st.finishReason[:0], lastModel: st.lastModel}
 	streamPool.Put(st)
@@ -251,7 +276,8 @@ type errStreamFailed string
 func (e errStreamFailed) Error() string { return string(e) }
 
 // run reads the event stream until [DONE] or a failure. Each data line is
-// timestamped as soon as it has been read, before it is decoded.
+// timestamped as soon as it has been read, before it is decoded. It
+// returns at [DONE], without reading on: see drain.
 func (st *stream) run() error {
 	for {
 		line, err := st.readLine()
@@ -262,7 +288,6 @@ func (st *stream) run() error {
 				return perr
 			}
 			if st.done {
-				st.drain()
 				return nil
 			}
 		}
@@ -318,6 +343,9 @@ func (st *stream) line(line []byte) error {
 		if bytes.HasPrefix(line, eventPrefix) {
 			st.eventError = string(bytes.TrimSpace(line[len(eventPrefix):])) == "error"
 		}
+		if st.dataLines == 0 && len(st.head) < headLimit {
+			st.head = append(append(st.head, line[:min(len(line), headLimit-len(st.head))]...), '\n')
+		}
 		return nil
 	}
 	t := st.now()
@@ -337,6 +365,9 @@ func (st *stream) line(line []byte) error {
 	output, err := st.decode(payload)
 	if err != nil {
 		return err
+	}
+	if st.watch != nil {
+		st.watch.data(output)
 	}
 	if output {
 		st.chunks++
@@ -681,8 +712,13 @@ func errorMessage(raw []byte) string {
 }
 
 // drain reads what follows [DONE] (normally just the end of the chunked
-// body) so the transport can put the connection back in its pool.
+// body) so the transport can put the connection back in its pool. Unless
+// the body has ended already, the caller must bound the wait (Send
+// cancels the request after doneGrace).
 func (st *stream) drain() {
+	if st.src.eof {
+		return
+	}
 	_, _ = st.br.Discard(drainLimit)
 }
 

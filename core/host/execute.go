@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/export"
+	"github.com/lmbench/lmbench/core/failure"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
@@ -73,17 +74,32 @@ type Plan struct {
 	// requests) and sends each request's traceparent to the engine; nil
 	// records nothing and sends no extra header.
 	Tracing *telemetry.Provider
+	// Abort says when the run stops early (a dead or failing engine, a
+	// failed warmup request).
+	Abort AbortPolicy
+
+	// For tests: wraps the journal (to make it fail), and where a
+	// fallback journal goes (nil: defaultFallbackDirs).
+	journalHook  func(journalWriter) journalWriter
+	fallbackDirs []string
 }
 
 // Result is how the run went.
 type Result struct {
-	RunID       string
-	Final       stats.Final
-	Overhead    *report.Overhead // the client's overhead certificate
+	RunID    string
+	Final    stats.Final
+	Overhead *report.Overhead // the client's overhead certificate
+	// Status is how the run ended; Interrupted is Status == Interrupted
+	// (Ctrl-C or SIGTERM). Abort is why an aborted run was stopped.
+	Status      record.Status
 	Interrupted bool
+	Abort       *Abort
 	Files       []string
-	// Err is the first error (workload, journal or exporter); the summary
-	// and files are still written when it is set.
+	// JournalPath is the journal that holds every record of the run: the
+	// output directory's, or the fallback one when that failed.
+	JournalPath string
+	// Err is the first error (the abort, workload, journal or exporter);
+	// the summary and files are still written when it is set.
 	Err error
 }
 
@@ -107,9 +123,13 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
 	}
-	journal, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), run)
+	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), run)
 	if err != nil {
 		return nil, err
+	}
+	var journal journalWriter = j
+	if p.journalHook != nil {
+		journal = p.journalHook(journal)
 	}
 	targets, err := configureExporters(ctx, p.Exporters, run)
 	if err != nil {
@@ -117,10 +137,22 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		return nil, err
 	}
 	fan := export.NewFanout(targets, export.Options{}, p.Log)
+	dirs := p.fallbackDirs
+	if dirs == nil {
+		dirs = defaultFallbackDirs()
+	}
+	keep := &keeper{run: run, primary: journal, dirs: dirs}
 
+	// Cancelled (with the Abort as its cause) when a health probe gives
+	// up on the engine: the loop then stops stepping and drains, as on
+	// Ctrl-C. Other aborts are the observer's errors.
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
 	obs := &observer{
 		runID: res.RunID, workload: p.Report.Workload, wallStart: wallStart,
-		journal: journal, fan: fan, live: stats.NewLive(wallStart),
+		keep: keep, fan: fan, live: stats.NewLive(wallStart), log: p.Log,
+		policy: newAbortState(p.Abort), flog: newFailureLog(p.Log, failureLogEvery),
+		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
 	}
 	var header func() http.Header
 	if p.Tracing != nil {
@@ -132,8 +164,14 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
-	stopProgress := startProgress(ctx, p, obs)
-	outcome, runErr := runloop.Run(ctx, runloop.Config[Measured]{
+	stopProgress := startProgress(runCtx, p, obs)
+	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
+		if obs.setAbort(a) {
+			p.Log.Error().Msgf("stopping the run: %s", a.Reason)
+			cancelRun(a)
+		}
+	})
+	outcome, runErr := runloop.Run(runCtx, runloop.Config[Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
 		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
 		OnDrain: func(n int, abandoned bool) {
@@ -144,26 +182,48 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 			}
 		},
 	})
+	stopHealth()
 	stopProgress()
-	res.Interrupted = outcome.Interrupted
 	res.Err = runErr
-	if obs.err != nil && !errors.Is(runErr, obs.err) {
-		res.Err = errors.Join(res.Err, obs.err) // the observer failed after the loop had stopped
+	if a := obs.currentAbort(); a != nil && !errors.Is(runErr, a) {
+		res.Err = errors.Join(a, runErr) // the health probe's abort stopped the loop
+	}
+	res.Status, res.Abort = runStatus(obs, runErr, outcome.Interrupted)
+	res.Interrupted = res.Status == record.Interrupted
+	if keep.failed != nil {
+		p.Log.Error().Msgf("journal write failed: %v; the records are saved to %s", keep.failed, keep.savedTo())
+		if keep.fb == nil {
+			for _, r := range keep.kept {
+				p.Log.Error().RawJSON("record", record.AppendJSON(nil, r)).Msg("a finished request no file could take")
+			}
+		}
 	}
 
 	// The final numbers come from the journal: the run kept no samples.
 	var hasSchedule bool
-	if err := journal.Flush(); err != nil {
+	if err := keep.flush(); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
+	res.JournalPath = journal.Path()
+	if keep.fb != nil {
+		res.JournalPath = keep.fb.Path()
+	}
 	measured, _ := obs.live.Counts()
-	res.Final, hasSchedule, err = finalFromJournal(journal.Path(), obs.wall(outcome.MeasureStart), measured)
+	res.Final, hasSchedule, err = finalFrom(keep.scan, obs.wall(outcome.MeasureStart), measured)
 	if err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", err))
 		res.Final = stats.Final{Aggregated: obs.live.Current(time.Now())}
 	}
-	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Interrupted, HasSchedule: hasSchedule}
-	if res.Overhead, err = clientOverhead(journal.Path(), obs.probe.stop()); err != nil {
+	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
+		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
+		HasSchedule: hasSchedule}
+	switch {
+	case res.Abort != nil:
+		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason
+	case res.Interrupted:
+		rep.Reason = "interrupted (Ctrl-C or SIGTERM)"
+	}
+	if res.Overhead, err = clientOverhead(keep.scan, obs.probe.stop()); err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
 	}
 	rep.Overhead = res.Overhead
@@ -177,7 +237,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 			p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
 		}
 	}
-	if err := journal.Close(&summary); err != nil {
+	if err := keep.close(&summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
 	if obs.trace != nil {
@@ -189,7 +249,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	report.Terminal(p.Stdout, p.Report, rep, res.Final)
 	if p.Report.ExportJSON {
 		path := filepath.Join(p.Report.OutputDir, "bench_summary.json")
-		if err := os.WriteFile(path, summary.JSON, 0o644); err != nil {
+		if err := writeFileAtomic(path, summary.JSON); err != nil {
 			res.Err = errors.Join(res.Err, fmt.Errorf("JSON summary: %w", err))
 		} else {
 			res.Files = append(res.Files, path)
@@ -197,6 +257,54 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// runStatus is how the run ended: aborted when lmbench stopped it (the
+// policy, a failed warmup, the journal, the health probe) or the
+// workload failed, interrupted on Ctrl-C, else completed.
+func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *Abort) {
+	if a := obs.currentAbort(); a != nil {
+		obs.finishAbort(a)
+		return record.Aborted, a
+	}
+	if runErr != nil {
+		return record.Aborted, &Abort{Title: "workload failed", Reason: "workload failed: " + runErr.Error()}
+	}
+	if interrupted {
+		return record.Interrupted, nil
+	}
+	return record.Completed, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory, renamed over path once complete: path is never empty
+// or half-written. When the write fails, an older file at path (another
+// run's) is removed rather than left to pass for this run's.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		os.Remove(path)
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		os.Remove(path)
+		return err
+	}
+	return nil
 }
 
 func drainTimeout(d time.Duration) time.Duration {
@@ -232,6 +340,7 @@ func summaryOf(runID string, cfg report.Config, run report.Run, f stats.Final) r
 		RunID: runID, JSON: report.SummaryJSON(cfg, run, f),
 		Total: int64(f.TotalRequests), Successful: int64(f.SuccessfulRequests),
 		Failed: int64(f.FailedRequests), Elapsed: f.ElapsedTime, Interrupted: run.Interrupted,
+		Status: run.Status, Reason: run.Reason,
 	}
 }
 
@@ -266,24 +375,66 @@ func fieldErrors(errs []protocol.FieldError, plugin string, flag func(string) st
 	return errors.Join(out...)
 }
 
-// observer connects the run loop to the journal, stats, exporters and progress.
+// observer connects the run loop to the journal, stats, exporters and
+// progress, and applies the abort policy to every finished request.
 type observer struct {
 	runID, workload string
 	wallStart       time.Time
-	journal         *record.Journal
+	keep            *keeper
 	fan             *export.Fanout
-	live            *stats.Live // running numbers, for progress
-	err             error
+	live            *stats.Live    // running numbers, for progress
 	trace           *telemetry.Run // nil when tracing is off
 	probe           *overheadProbe // the measured phase's overhead probe
+	log             zerolog.Logger
 
-	mu         sync.Mutex
-	phase      protocol.Phase
-	phaseStart time.Time
-	lags       lagRing // recent dispatch lags, for progress
-	sent       atomic.Int64
-	done       atomic.Int64
-	failed     atomic.Int64
+	// The abort policy's state, failures told as they happen, and the
+	// failed warmup requests; runCtx is done once the run is stopping.
+	policy      *abortState
+	flog        *failureLog
+	warm        warmupFailures
+	allowWarmup bool
+	runCtx      context.Context
+	journalAb   *Abort // the abort for a failed journal, once it failed
+	warmAb      *Abort // the abort for failed warmup requests
+
+	mu          sync.Mutex
+	abort       *Abort // the first abort, from the loop or the health probe
+	phase       protocol.Phase
+	phaseStart  time.Time
+	lags        lagRing // recent dispatch lags, for progress
+	sent        atomic.Int64
+	done        atomic.Int64
+	failed      atomic.Int64
+	measureSent atomic.Int64
+}
+
+// setAbort records a as the run's abort unless it has one; it reports
+// whether a is the one.
+func (o *observer) setAbort(a *Abort) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.abort != nil {
+		return false
+	}
+	o.abort = a
+	return true
+}
+
+func (o *observer) currentAbort() *Abort {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.abort
+}
+
+// finishAbort completes a's reason with what the drain added: every
+// failed warmup request, where the journal's records went.
+func (o *observer) finishAbort(a *Abort) {
+	switch a {
+	case o.warmAb:
+		*a = *o.warm.abort()
+	case o.journalAb:
+		a.Reason = fmt.Sprintf("journal write failed: %v; records saved to %s", o.keep.failed, o.keep.savedTo())
+	}
 }
 
 func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
@@ -312,7 +463,12 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	}
 }
 
-func (o *observer) Sent(*runloop.Outgoing) { o.sent.Add(1) }
+func (o *observer) Sent(out *runloop.Outgoing) {
+	o.sent.Add(1)
+	if out.Phase == protocol.Measure {
+		o.measureSent.Add(1)
+	}
+}
 
 // wall converts a monotonic reading to wall-clock time anchored at the
 // run's start, so wall-clock jumps during the run cannot skew timestamps.
@@ -347,13 +503,15 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	// The journal first: once it has the record, the request is safe.
-	if err := o.journal.Append(rec); err != nil {
-		o.err = err
-		return err
-	}
-	if err := o.journal.Flush(); err != nil {
-		o.err = err
-		return err
+	// When it fails the run stops at once, and the keeper keeps this
+	// record and every later one elsewhere.
+	var stop error
+	if err := o.keep.add(rec); err != nil {
+		o.journalAb = &Abort{Title: "journal write failed", Reason: "journal write failed: " + err.Error()}
+		o.log.Error().Str("error", err.Error()).Msgf("journal write failed: stopping the run; the records are kept in %s", o.keep.savedTo())
+		if o.setAbort(o.journalAb) {
+			stop = o.journalAb
+		}
 	}
 	if o.trace != nil {
 		o.trace.Request(rec, telemetry.Sent{Header: f.Measured.Header, MaxTokens: f.Req.MaxTokens, Completion: f.Req.Completion})
@@ -385,7 +543,37 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 		o.failed.Add(1)
 	}
 	o.fan.Add(rec)
-	return nil
+	if stop != nil {
+		return stop
+	}
+	return o.judge(rec)
+}
+
+// judge applies the abort policy to a finished request and returns the
+// abort that stops the run, if this request decides one.
+func (o *observer) judge(rec *record.Record) error {
+	o.flog.add(time.Now(), string(rec.Phase), rec.RequestID, rec.Success, rec.Error)
+	if rec.Phase == record.Warmup && !rec.Success {
+		o.warm.add(rec.RequestID, rec.Error)
+	}
+	// Once the run is stopping (Ctrl-C, an abort), what still finishes
+	// decides nothing; nor does a request lmbench cancelled itself.
+	if o.runCtx.Err() != nil || o.currentAbort() != nil {
+		return nil
+	}
+	if !rec.Success && failure.Classify(rec.Error).ID == failure.Cancelled.ID {
+		return nil
+	}
+	a := o.policy.observe(rec.RequestID, rec.Success, rec.Error)
+	if a == nil && rec.Phase == record.Warmup && !rec.Success && !o.allowWarmup {
+		o.warmAb = o.warm.abort()
+		a = o.warmAb
+	}
+	if a == nil || !o.setAbort(a) {
+		return nil
+	}
+	o.log.Error().Msgf("stopping the run: %s", a.Reason)
+	return a
 }
 
 // chunkOffsetsUs converts the chunks' offsets from submit to whole

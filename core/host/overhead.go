@@ -307,8 +307,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // clientOverhead is the certificate of the run whose journal is at path:
 // the probe's figures with the measured records' lags, read back from the
 // journal as the final numbers are.
-func clientOverhead(path string, pr *probeResult) (*report.Overhead, error) {
+func clientOverhead(scan scanFunc, pr *probeResult) (*report.Overhead, error) {
 	c := newClientLags()
-	_, err := record.ScanJournal(path, c.add)
+	_, err := scan(c.add)
 	return certificate(pr, c), err
 }

@@ -33,8 +33,10 @@ type Setup struct {
 	LMCacheURL    string
 	LMCacheOrigin string
 	// Model is matched on LMCache's /status ("" = detect it from
-	// /v1/models); ServedModel is sent to the engine ("" = Model).
-	Model, ServedModel string
+	// /v1/models); ServedModel is sent to the engine ("" = Model). The
+	// origins name where each came from, for errors.
+	Model, ServedModel        string
+	ModelOrigin, ServedOrigin string
 	// TokensPerGB is read from LMCache's /status unless HasTokensPerGB.
 	TokensPerGB     int64
 	HasTokensPerGB  bool
@@ -133,8 +135,17 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		p.Model, p.ModelDetected = model, true
 	}
 	p.Served = s.ServedModel
+	origin := s.ServedOrigin
 	if p.Served == "" {
-		p.Served = p.Model
+		p.Served, origin = p.Model, s.ModelOrigin
+	}
+	if !p.ModelDetected || s.ServedModel != "" {
+		if origin == "" {
+			origin = "--model"
+		}
+		if err := checkServedModel(ctx, engine.NormalizeURL(p.EngineURL), p.APIKey, p.Served, origin, log); err != nil {
+			return nil, err
+		}
 	}
 	p.TokensPerGB = s.TokensPerGB
 	if !s.HasTokensPerGB {

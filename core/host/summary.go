@@ -37,12 +37,33 @@ func (f *finals) final(run record.Run) (stats.Final, bool) {
 // finalFromJournal scans the journal at path, which holds n measured
 // requests.
 func finalFromJournal(path string, start time.Time, n int) (stats.Final, bool, error) {
+	return finalFrom(journalScan(path), start, n)
+}
+
+// scanFunc hands every record of a run to fn, in completion order, and
+// returns the run's journal header.
+type scanFunc func(fn func(*record.Record) error) (record.Run, error)
+
+// journalScan scans the journal at path.
+func journalScan(path string) scanFunc {
+	return func(fn func(*record.Record) error) (record.Run, error) {
+		c, err := record.ScanJournal(path, fn)
+		if err != nil {
+			return record.Run{}, err
+		}
+		return c.Run, nil
+	}
+}
+
+// finalFrom computes the final numbers from the records scan gives,
+// n of them measured.
+func finalFrom(scan scanFunc, start time.Time, n int) (stats.Final, bool, error) {
 	f := newFinals(start, n)
-	c, err := record.ScanJournal(path, f.add)
+	run, err := scan(f.add)
 	if err != nil {
 		return stats.Final{}, false, err
 	}
-	final, hasSchedule := f.final(c.Run)
+	final, hasSchedule := f.final(run)
 	return final, hasSchedule, nil
 }
 

@@ -334,6 +334,8 @@ type jsonSummary struct {
 	Failed      int64   `json:"failed_requests"`
 	Elapsed     float64 `json:"elapsed_s"`
 	Interrupted bool    `json:"interrupted"`
+	Status      string  `json:"status,omitempty"`
+	Reason      string  `json:"reason,omitempty"`
 }
 
 func toJSONSummary(s Summary) *jsonSummary {
@@ -343,7 +345,7 @@ func toJSONSummary(s Summary) *jsonSummary {
 		js = &t
 	}
 	return &jsonSummary{RunID: s.RunID, Summary: js, Total: s.Total, Successful: s.Successful, Failed: s.Failed,
-		Elapsed: s.Elapsed, Interrupted: s.Interrupted}
+		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason}
 }
 
 type jsonRecord struct {
@@ -424,7 +426,7 @@ func decodeSummary(version int, raw json.RawMessage) (Summary, error) {
 		return Summary{}, fmt.Errorf("summary: %v", err)
 	}
 	s := Summary{RunID: j.RunID, Total: j.Total, Successful: j.Successful, Failed: j.Failed,
-		Elapsed: j.Elapsed, Interrupted: j.Interrupted}
+		Elapsed: j.Elapsed, Interrupted: j.Interrupted, Status: Status(j.Status), Reason: j.Reason}
 	if j.Summary != nil {
 		if !json.Valid([]byte(*j.Summary)) {
 			return Summary{}, errors.New("summary: summary_json is not JSON")

@@ -143,7 +143,8 @@ func TestJournalRoundTrip(t *testing.T) {
 	}
 
 	summary := Summary{RunID: run.ID, JSON: json.RawMessage(`{"config":{"seed":42},"results":{"total_requests":3,"mean_ttft_ms":12.3},"run":{"interrupted":true}}`),
-		Total: 3, Successful: 2, Failed: 1, Elapsed: 17.823767788, Interrupted: true}
+		Total: 3, Successful: 2, Failed: 1, Elapsed: 17.823767788, Interrupted: true,
+		Status: Aborted, Reason: "engine unreachable: 20 connection failures in a row"}
 	if err := j.Close(&summary); err != nil {
 		t.Fatal(err)
 	}

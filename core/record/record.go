@@ -87,14 +87,33 @@ type Run struct {
 	Started time.Time
 }
 
+// Status is how a run ended.
+type Status string
+
+const (
+	// Completed: the workload finished its plan.
+	Completed Status = "completed"
+	// Interrupted: stopped by Ctrl-C or SIGTERM.
+	Interrupted Status = "interrupted"
+	// Aborted: lmbench stopped it (the engine unreachable or failing, a
+	// failed warmup, the journal or the workload failing); the summary's
+	// reason says why.
+	Aborted Status = "aborted"
+)
+
 // Summary is how the measured phase ended.
 type Summary struct {
 	RunID string
 	// JSON is bench_summary.json's content: {"config": …, "results": …, "run": …}.
-	JSON        json.RawMessage
-	Total       int64
-	Successful  int64
-	Failed      int64
-	Elapsed     float64 // seconds
+	JSON       json.RawMessage
+	Total      int64
+	Successful int64
+	Failed     int64
+	Elapsed    float64 // seconds
+	// Interrupted: the run was cut short (Status is not Completed).
 	Interrupted bool
+	// Status and Reason say how the run ended and, unless it completed,
+	// why ("" in journals written before lmbench 0.2).
+	Status Status
+	Reason string
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lmbench/lmbench/core/failure"
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/sdk/pyrepr"
 )
@@ -40,12 +42,22 @@ type Config struct {
 	Percentiles []float64
 }
 
-// Run identifies the run in the JSON summary.
+// Run identifies the run and says how it ended.
 type Run struct {
-	ID          string
-	Version     string
+	ID      string
+	Version string
+	// Interrupted: the run was cut short, by Ctrl-C or by an abort (the
+	// original's key; Status says which).
 	Interrupted bool
-	HasSchedule bool // dispatch lag is meaningful
+	// Status is how the run ended ("" reads as completed, or interrupted
+	// when Interrupted); Title is the reason in a few words for the
+	// header ("engine unreachable"), Reason the whole of it.
+	Status        record.Status
+	Title, Reason string
+	// The measured phase's requests: Planned (0: not known), sent to
+	// the engine, and finished (journalled).
+	Planned, Sent, Finished int
+	HasSchedule             bool // dispatch lag is meaningful
 	// Overhead is the run's overhead certificate; nil: none (a summary
 	// computed from a killed run's journal).
 	Overhead *Overhead
@@ -92,14 +104,64 @@ func (e entry) String() string {
 	return label + strings.Repeat(" ", max(pad, 1)) + v
 }
 
+// status is how run ended, from Interrupted when Status is not set.
+func (run Run) status() record.Status {
+	switch {
+	case run.Status != "":
+		return run.Status
+	case run.Interrupted:
+		return record.Interrupted
+	}
+	return record.Completed
+}
+
+// Title is the summary's title: "Engine Benchmark Result (long-doc-qa)",
+// with ", interrupted" or ", aborted: <title>" when the run did not
+// complete.
+func Title(cfg Config, run Run) string {
+	switch run.status() {
+	case record.Interrupted:
+		return fmt.Sprintf("Engine Benchmark Result (%s, interrupted)", cfg.Workload)
+	case record.Aborted:
+		why := run.Title
+		if why == "" {
+			why = "see the reason"
+		}
+		return fmt.Sprintf("Engine Benchmark Result (%s, aborted: %s)", cfg.Workload, why)
+	}
+	return fmt.Sprintf("Engine Benchmark Result (%s)", cfg.Workload)
+}
+
+// titleLines centres title in Width between '=' fills, as the original
+// does, wrapping it at spaces over several lines when it would not leave
+// a fill on each side. Nothing is cut: a word wider than a line gets a
+// line of its own.
+func titleLines(title string) []string {
+	const room = Width - 4 // leaves a space and a fill on each side
+	if utf8.RuneCountInString(title) <= room {
+		// One line: exactly the original's layout.
+		return []string{center(" "+title+" ", Width, '=')}
+	}
+	// The parenthesis starts a line of its own.
+	var lines []string
+	head, rest, ok := strings.Cut(title, " (")
+	if ok {
+		lines = append(wrap(head, room), wrap("("+rest, room)...)
+	} else {
+		lines = wrap(title, room)
+	}
+	for i, l := range lines {
+		lines[i] = center(" "+l+" ", Width, '=')
+	}
+	return lines
+}
+
 // Terminal writes the summary block.
 func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	var b strings.Builder
-	title := fmt.Sprintf(" Engine Benchmark Result (%s) ", cfg.Workload)
-	if run.Interrupted {
-		title = fmt.Sprintf(" Engine Benchmark Result (%s, interrupted) ", cfg.Workload)
+	for _, l := range titleLines(Title(cfg, run)) {
+		b.WriteString(l + "\n")
 	}
-	b.WriteString(center(title, Width, '=') + "\n")
 	section := func(name string, entries ...entry) {
 		b.WriteString(center(" "+name+" ", Width, '-') + "\n")
 		for _, e := range entries {
@@ -141,8 +203,59 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
 	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
 	b.WriteString(overheadSection(run.Overhead))
+	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
+	b.WriteString(failureLines(f.Failures.Warmup))
+	b.WriteString(failureEntry("Measured", f.Failures.Measure).String() + "\n")
+	b.WriteString(failureLines(f.Failures.Measure))
+	section("Run", runEntries(run)...)
+	if run.Reason != "" {
+		for i, l := range wrap("Reason: "+run.Reason, Width-2) {
+			if i > 0 {
+				l = "  " + l
+			}
+			b.WriteString(l + "\n")
+		}
+	}
 	b.WriteString(strings.Repeat("=", Width) + "\n")
 	io.WriteString(w, b.String())
+}
+
+// failureEntry is a phase's failed count, "3 of 20".
+func failureEntry(phase string, fb failure.Breakdown) entry {
+	return entry{phase + " failed", fmt.Sprintf("%d of %d", fb.Failed, fb.Requests)}
+}
+
+// exampleWidth caps an example message in the terminal, in bytes; the
+// whole text is in bench_summary.json and the results' error column.
+const exampleWidth = 160
+
+// failureLines are a phase's kinds with their counts, each with an
+// example: "  connection refused: 12" then "    e.g. doc3_q1: Post …".
+func failureLines(fb failure.Breakdown) string {
+	var b strings.Builder
+	for _, c := range fb.Kinds {
+		b.WriteString(entry{"  " + c.Label, c.Count}.String() + "\n")
+		ex := c.Example
+		if c.ExampleRequest != "" {
+			ex = c.ExampleRequest + ": " + ex
+		}
+		b.WriteString("    e.g. " + strings.ReplaceAll(failure.Truncate(ex, exampleWidth), "\n", " ") + "\n")
+	}
+	return b.String()
+}
+
+// runEntries say how the run ended and how far the measured phase got.
+func runEntries(run Run) []entry {
+	var planned any = "n/a"
+	if run.Planned > 0 {
+		planned = run.Planned
+	}
+	return []entry{
+		{"Status", string(run.status())},
+		{"Planned requests", planned},
+		{"Sent requests", run.Sent},
+		{"Finished requests", run.Finished},
+	}
 }
 
 // percentiles are those f was computed with, or, when it has none (the
@@ -205,7 +318,7 @@ func method(m string) string {
 // kv is one ordered JSON member.
 type kv struct {
 	k string
-	v any // string, bool, int, int64, float64 (NaN: null), []float64, []kv, nil (null)
+	v any // string, bool, int, int64, float64 (NaN: null), []float64, []kv, [][]kv, nil (null)
 }
 
 // SummaryJSON renders bench_summary.json: Python's json.dumps(indent=2)
@@ -258,6 +371,11 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 			{"run_id", run.ID},
 			{"lmbench_version", run.Version},
 			{"interrupted", run.Interrupted},
+			{"status", string(run.status())},
+			{"reason", orNull(run.Reason)},
+			{"planned_requests", orNullInt(run.Planned)},
+			{"sent_requests", run.Sent},
+			{"finished_requests", run.Finished},
 		}},
 		// lmbench's additions, after the original's keys.
 		{"metrics", []kv{
@@ -273,6 +391,10 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 		{"cache", []kv{
 			{"warmup", cacheJSON(f.Cache.Warmup)},
 			{"measure", cacheJSON(f.Cache.Measure)},
+		}},
+		{"failures", []kv{
+			{"warmup", failuresJSON(f.Failures.Warmup)},
+			{"measure", failuresJSON(f.Failures.Measure)},
 		}},
 	}
 	doc = withOverhead(doc, run.Overhead)
@@ -302,6 +424,35 @@ func cacheJSON(c stats.Cache) []kv {
 	}
 }
 
+// failuresJSON is a phase's failures: how many of how many, then each
+// kind with its count and one example.
+func failuresJSON(fb failure.Breakdown) []kv {
+	kinds := make([][]kv, len(fb.Kinds))
+	for i, c := range fb.Kinds {
+		kinds[i] = []kv{
+			{"kind", c.ID},
+			{"label", c.Label},
+			{"connection", c.Connection},
+			{"count", c.Count},
+			{"example", c.Example},
+			{"example_request_id", c.ExampleRequest},
+		}
+	}
+	return []kv{
+		{"requests", fb.Requests},
+		{"failed", fb.Failed},
+		{"kinds", kinds},
+	}
+}
+
+// orNullInt is n, or null when 0 (not known).
+func orNullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
 // orNull is s, or null when empty.
 func orNull(s string) any {
 	if s == "" {
@@ -321,6 +472,8 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 			writeObject(b, v, depth+1)
 		case []float64:
 			writeFloats(b, v, depth+1)
+		case [][]kv:
+			writeObjects(b, v, depth+1)
 		case string:
 			b.WriteString(jsonString(v))
 		case bool:
@@ -340,6 +493,25 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 		b.WriteByte('\n')
 	}
 	b.WriteString(strings.Repeat("  ", depth) + "}")
+}
+
+// writeObjects writes an array of objects as json.dumps(indent=2) does,
+// "[]" when empty.
+func writeObjects(b *strings.Builder, v [][]kv, depth int) {
+	if len(v) == 0 {
+		b.WriteString("[]")
+		return
+	}
+	b.WriteString("[\n")
+	for i, x := range v {
+		b.WriteString(strings.Repeat("  ", depth+1))
+		writeObject(b, x, depth+1)
+		if i < len(v)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Repeat("  ", depth) + "]")
 }
 
 // writeFloats writes an array as json.dumps(indent=2) does: one element a

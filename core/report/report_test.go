@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/core/failure"
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
 )
 
@@ -184,7 +186,15 @@ func naFixture() (Config, Run, stats.Final) {
 		ITLMethod: stats.ITLExact,
 	}
 	f.Cache.Measure = stats.Cache{Requests: 2}
-	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0"}, f
+	f.Failures.Measure = failure.Breakdown{Requests: 2, Failed: 2, Kinds: []failure.Count{{
+		Kind: failure.Classify("HTTP 404"), Count: 2, ExampleRequest: "doc0_q0",
+		Example: `HTTP 404: {"object":"error","message":"The model ` + "`x`" + ` does not exist.","code":404}`,
+	}}}
+	run := Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0", Interrupted: true, Status: record.Aborted,
+		Title: "engine error HTTP 404", Reason: "the engine answered the first request with an error that every request would get: HTTP 404: " +
+			`{"object":"error","message":"The model ` + "`x`" + ` does not exist.","code":404}`,
+		Sent: 2, Finished: 2}
+	return cfg, run, f
 }
 
 // testdata/terminal.golden was rewritten with -update and then checked
@@ -297,7 +307,7 @@ func TestTerminalSectionsAndTitle(t *testing.T) {
 	base := []string{"Configuration", "Results", "Time to First Token", "Decoding Speed", "Inter-token Latency"}
 	// lmbench's additions (changed deliberately: they follow the original's).
 	added := []string{"TTFT (vLLM: mean, std, percentiles)", "TPOT (time per output token)", "ITL (pooled gaps)",
-		"E2E latency", "From the schedule (due time)", "KV cache"}
+		"E2E latency", "From the schedule (due time)", "KV cache", "Failures", "Run"}
 	tests := []struct {
 		name      string
 		run       Run
@@ -372,7 +382,12 @@ func summaryFixture() (Config, Run, stats.Final) {
 	}
 	f.Cache.Warmup = stats.Cache{Requests: 2, PromptTokens: 20000}
 	f.Cache.Measure = stats.Cache{Requests: 3, PromptTokens: 20000, CachedTokens: 19000, RequestsWithCache: 2}
-	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0"}, f
+	f.Failures.Warmup = failure.Breakdown{Requests: 2}
+	f.Failures.Measure = failure.Breakdown{Requests: 3, Failed: 1, Kinds: []failure.Count{{
+		Kind: failure.Refused, Count: 1, ExampleRequest: "doc1_q0",
+		Example: `Post "http://localhost:8000/v1/chat/completions": dial tcp 127.0.0.1:8000: connect: connection refused`,
+	}}}
+	return cfg, Run{ID: "20250101T000000Z-0a1b2c3d", Version: "0.1.0", Status: record.Completed, Planned: 3, Sent: 3, Finished: 3}, f
 }
 
 // escapesFixture is the input testdata/gen.py renders into
@@ -385,7 +400,7 @@ func escapesFixture() (Config, Run, stats.Final) {
 		KVCacheVolumeGB: 0.5, TokensPerGB: -1, Seed: -9223372036854775808,
 		OutputDir: "/tmp/r\u00e9sultats", Quiet: true,
 	}
-	return cfg, Run{Version: "v\u00b2", Interrupted: true}, stats.Final{}
+	return cfg, Run{Version: "v\u00b2", Interrupted: true, Reason: "stopped: \"\u00e9\"\n"}, stats.Final{}
 }
 
 // The expected bytes are Python's json.dumps(obj, indent=2) output,
@@ -453,7 +468,7 @@ func TestSummaryJSONKeyOrder(t *testing.T) {
 	t.Parallel()
 	top, vals := objectKeys(t, SummaryJSON(summaryFixture()))
 	// The original's three, then lmbench's additions (changed deliberately).
-	if diff := cmp.Diff([]string{"config", "results", "run", "metrics", "cache"}, top); diff != "" {
+	if diff := cmp.Diff([]string{"config", "results", "run", "metrics", "cache", "failures"}, top); diff != "" {
 		t.Errorf("top-level keys (-want +got):\n%s", diff)
 	}
 	config, _ := objectKeys(t, vals["config"])
@@ -484,7 +499,8 @@ func TestSummaryJSONKeyOrder(t *testing.T) {
 		seen[k] = true
 	}
 	run, _ := objectKeys(t, vals["run"])
-	if diff := cmp.Diff([]string{"run_id", "lmbench_version", "interrupted"}, run); diff != "" {
+	if diff := cmp.Diff([]string{"run_id", "lmbench_version", "interrupted", "status", "reason",
+		"planned_requests", "sent_requests", "finished_requests"}, run); diff != "" {
 		t.Errorf("run keys (-want +got):\n%s", diff)
 	}
 	metrics, mvals := objectKeys(t, vals["metrics"])
@@ -530,5 +546,95 @@ func TestSummaryJSONStringsRoundTrip(t *testing.T) {
 	want := []string{cfg.EngineURL, cfg.Model, cfg.Workload, cfg.OutputDir, run.Version}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded strings (-want +got):\n%s", diff)
+	}
+}
+
+// The header says how the run ended, and a title too wide for one line
+// wraps: every word is kept, and every line is centred between fills.
+func TestTerminalStatusHeader(t *testing.T) {
+	t.Parallel()
+	long := "a-workload-name-that-is-far-too-long-to-fit-on-one-line-at-all"
+	tests := []struct {
+		name     string
+		workload string
+		run      Run
+		want     []string // the header's lines
+	}{
+		{"completed", "long-doc-qa", Run{Status: record.Completed},
+			[]string{"======== Engine Benchmark Result (long-doc-qa) ========="}},
+		{"interrupted", "long-doc-qa", Run{Status: record.Interrupted, Interrupted: true},
+			[]string{"== Engine Benchmark Result (long-doc-qa, interrupted) =="}},
+		{"interrupted without a status", "long-doc-qa", Run{Interrupted: true},
+			[]string{"== Engine Benchmark Result (long-doc-qa, interrupted) =="}},
+		{"aborted", "long-doc-qa", Run{Status: record.Aborted, Interrupted: true, Title: "engine unreachable"},
+			[]string{"=============== Engine Benchmark Result ================", "====== (long-doc-qa, aborted: engine unreachable) ======"}},
+		{"aborted, short", "mrc", Run{Status: record.Aborted, Title: "warmup failed"},
+			[]string{"=============== Engine Benchmark Result ================", "============ (mrc, aborted: warmup failed) ============="}},
+		{"a word wider than a line", long, Run{},
+			[]string{"=============== Engine Benchmark Result ================", " (" + long + ") "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, f := terminalFixture()
+			cfg.Workload = tt.workload
+			var b bytes.Buffer
+			Terminal(&b, cfg, tt.run, f)
+			lines := strings.Split(b.String(), "\n")
+			if diff := cmp.Diff(tt.want, lines[:len(tt.want)]); diff != "" {
+				t.Errorf("header (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(lines[len(tt.want)], "-") {
+				t.Errorf("line after the header = %q, want the first section", lines[len(tt.want)])
+			}
+			// Nothing of the title is lost.
+			var words []string
+			for _, l := range tt.want {
+				words = append(words, strings.Fields(strings.Trim(l, "="))...)
+			}
+			if got, want := strings.Join(words, " "), Title(cfg, tt.run); got != want {
+				t.Errorf("header words %q, want the title %q", got, want)
+			}
+		})
+	}
+}
+
+// The Run section's counts and reason, and each phase's failures with an
+// example of each kind.
+func TestTerminalRunAndFailures(t *testing.T) {
+	t.Parallel()
+	cfg, run, f := naFixture()
+	f.Failures.Warmup = failure.Breakdown{Requests: 4, Failed: 1, Kinds: []failure.Count{{
+		Kind: failure.Classify("HTTP 500"), Count: 1, ExampleRequest: "warmup_doc2", Example: "HTTP 500: " + strings.Repeat("x", 300)}}}
+	run.Planned = 40
+	var b bytes.Buffer
+	Terminal(&b, cfg, run, f)
+	out := b.String()
+	for _, want := range []string{
+		"Warmup failed:                                    1 of 4\n  HTTP 500:                                            1\n    e.g. warmup_doc2: HTTP 500: xxx",
+		"Measured failed:                                  2 of 2\n  HTTP 404:                                            2\n    e.g. doc0_q0: HTTP 404: {",
+		"Status:                                          aborted\nPlanned requests:                                     40\n" +
+			"Sent requests:                                         2\nFinished requests:                                     2\nReason: the engine",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A long example is cut in the terminal (bench_summary.json has it whole).
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "    e.g. ") && len(l) > len("    e.g. ")+exampleWidth+len("…") {
+			t.Errorf("example line of %d bytes: %q", len(l), l)
+		}
+	}
+	// The reason is wrapped, not cut: its words all appear, in order.
+	_, reason, _ := strings.Cut(out, "Reason: ")
+	reason, _, _ = strings.Cut(reason, "\n====")
+	if got := strings.Join(strings.Fields(reason), " "); got != run.Reason {
+		t.Errorf("reason in the terminal %q, want %q", got, run.Reason)
+	}
+	for _, l := range strings.Split(reason, "\n") {
+		if utf8.RuneCountInString(l) > Width {
+			t.Errorf("reason line wider than %d: %q", Width, l)
+		}
 	}
 }

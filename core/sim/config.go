@@ -79,6 +79,22 @@ type Faults struct {
 	// by TimeScale), after the prefill and off the GPU.
 	SlowFirstToken      float64
 	SlowFirstTokenDelay time.Duration
+	// StallAfterHeaders answers 200 with the response's headers and then
+	// sends nothing, keeping the connection open until the client leaves:
+	// an engine hung before its first token.
+	StallAfterHeaders float64
+	// StallMidStream stops sending after half the output tokens of a
+	// stream (half the body of a whole response), keeping the connection
+	// open: an engine hung mid-decode. CutStream, drawn too, wins.
+	StallMidStream float64
+	// HoldAfterDone keeps the response open after [DONE] (after a whole
+	// response's body), never ending it: a proxy that holds streams open.
+	HoldAfterDone float64
+	// DieAfter, when > 0, kills the engine as the DieAfter-th completion
+	// request arrives: the listener and every connection close, that
+	// request and every one in flight fail with a broken connection, and
+	// new connections are refused, as if the process was killed. 0 = never.
+	DieAfter int
 }
 
 // DefaultConfig models a mid-size GPU serving an 8B model with LMCache:
@@ -156,6 +172,14 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
 		"fraction of requests whose first token is delayed by --"+prefix+"fault-slow-first-token-delay")
 	fs.DurationVar(&c.Faults.SlowFirstTokenDelay, prefix+"fault-slow-first-token-delay", c.Faults.SlowFirstTokenDelay,
 		"extra delay of a slow first token (scaled by the time scale)")
+	fs.Float64Var(&c.Faults.StallAfterHeaders, prefix+"fault-stall-after-headers", c.Faults.StallAfterHeaders,
+		"fraction of requests answered with 200 headers and then nothing, the connection kept open (a hung engine)")
+	fs.Float64Var(&c.Faults.StallMidStream, prefix+"fault-stall-mid-stream", c.Faults.StallMidStream,
+		"fraction of requests that stop sending after half the output tokens, the connection kept open")
+	fs.Float64Var(&c.Faults.HoldAfterDone, prefix+"fault-hold-after-done", c.Faults.HoldAfterDone,
+		"fraction of requests whose response is held open after [DONE] instead of ending (a proxy that keeps streams open)")
+	fs.IntVar(&c.Faults.DieAfter, prefix+"fault-die-after", c.Faults.DieAfter,
+		"kill the engine as the N-th completion request arrives: listener and every connection closed, later connections refused (0 = never)")
 }
 
 // Validate reports every invalid field, naming the flag when RegisterFlags
@@ -239,10 +263,16 @@ func (c Config) Validate() error {
 		{"fault-cut-stream", "Faults.CutStream", c.Faults.CutStream},
 		{"fault-malformed-sse", "Faults.MalformedSSE", c.Faults.MalformedSSE},
 		{"fault-slow-first-token", "Faults.SlowFirstToken", c.Faults.SlowFirstToken},
+		{"fault-stall-after-headers", "Faults.StallAfterHeaders", c.Faults.StallAfterHeaders},
+		{"fault-stall-mid-stream", "Faults.StallMidStream", c.Faults.StallMidStream},
+		{"fault-hold-after-done", "Faults.HoldAfterDone", c.Faults.HoldAfterDone},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
 			bad(f.flag, f.field, "must be a fraction between 0 and 1, got %v", f.v)
 		}
+	}
+	if c.Faults.DieAfter < 0 {
+		bad("fault-die-after", "Faults.DieAfter", "must be >= 0 (0 = never), got %d", c.Faults.DieAfter)
 	}
 	return errors.Join(errs...)
 }

@@ -44,6 +44,14 @@ func TestValidateNamesTheField(t *testing.T) {
 			"sim.Config.BlendRecompute: must be between 0 and 1, got 1.5"},
 		{"fault rate above 1", func(c *Config) { c.Faults.CutStream = 2 },
 			"sim.Config.Faults.CutStream: must be a fraction between 0 and 1, got 2"},
+		{"negative stall rate", func(c *Config) { c.Faults.StallAfterHeaders = -0.1 },
+			"sim.Config.Faults.StallAfterHeaders: must be a fraction between 0 and 1, got -0.1"},
+		{"stall rate above 1", func(c *Config) { c.Faults.StallMidStream = 1.5 },
+			"sim.Config.Faults.StallMidStream: must be a fraction between 0 and 1, got 1.5"},
+		{"NaN hold rate", func(c *Config) { c.Faults.HoldAfterDone = math.NaN() },
+			"sim.Config.Faults.HoldAfterDone: must be a fraction between 0 and 1, got NaN"},
+		{"negative die after", func(c *Config) { c.Faults.DieAfter = -1 },
+			"sim.Config.Faults.DieAfter: must be >= 0 (0 = never), got -1"},
 		{"negative load cost", func(c *Config) { c.DiskLoadPerToken = -time.Microsecond },
 			"sim.Config.DiskLoadPerToken: must be >= 0, got -1µs"},
 		{"max model len", func(c *Config) { c.MaxModelLen = 1 }, "sim.Config.MaxModelLen: must be >= 2, got 1"},
@@ -87,6 +95,8 @@ func TestRegisterFlags(t *testing.T) {
 		"--sim-gpu-gb=1.5", "--sim-cpu-gb=4", "--sim-disk-gb=16", "--sim-blend", "--sim-blend-recompute=0.2",
 		"--sim-max-model-len=1000", "--sim-fault-seed=9", "--sim-fault-http-500=0.1", "--sim-fault-cut-stream=0.2",
 		"--sim-fault-malformed-sse=0.3", "--sim-fault-slow-first-token=0.4", "--sim-fault-slow-first-token-delay=1s",
+		"--sim-fault-stall-after-headers=0.5", "--sim-fault-stall-mid-stream=0.6", "--sim-fault-hold-after-done=0.7",
+		"--sim-fault-die-after=12",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +106,8 @@ func TestRegisterFlags(t *testing.T) {
 		TimeScale: 0.5, BlockSize: 8, DefaultMaxTokens: 3,
 		CPULoadPerToken: 3 * time.Microsecond, DiskLoadPerToken: 7 * time.Microsecond, TokensPerGB: 4096, WorldSize: 2,
 		GPUGB: 1.5, CPUGB: 4, DiskGB: 16, Blend: true, BlendRecompute: 0.2, MaxModelLen: 1000,
-		Faults: Faults{Seed: 9, HTTP500: 0.1, CutStream: 0.2, MalformedSSE: 0.3, SlowFirstToken: 0.4, SlowFirstTokenDelay: time.Second},
+		Faults: Faults{Seed: 9, HTTP500: 0.1, CutStream: 0.2, MalformedSSE: 0.3, SlowFirstToken: 0.4, SlowFirstTokenDelay: time.Second,
+			StallAfterHeaders: 0.5, StallMidStream: 0.6, HoldAfterDone: 0.7, DieAfter: 12},
 	}
 	if diff := cmp.Diff(want, cfg, cmpopts.IgnoreUnexported(Config{})); diff != "" {
 		t.Errorf("config after parsing flags (-want +got):\n%s", diff)
@@ -106,7 +117,8 @@ func TestRegisterFlags(t *testing.T) {
 	fs = pflag.NewFlagSet("test", pflag.ContinueOnError)
 	unprefixed.RegisterFlags(fs, "")
 	for _, name := range []string{"model", "prefill-per-token", "decode-per-token", "time-scale",
-		"block-size", "gpu-gb", "cpu-gb", "disk-gb", "tokens-per-gb", "blend", "default-max-tokens"} {
+		"block-size", "gpu-gb", "cpu-gb", "disk-gb", "tokens-per-gb", "blend", "default-max-tokens",
+		"fault-stall-after-headers", "fault-stall-mid-stream", "fault-hold-after-done", "fault-die-after"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("RegisterFlags(fs, \"\") did not register --%s", name)
 		}

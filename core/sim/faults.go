@@ -13,10 +13,14 @@ const (
 	faultCutStream
 	faultMalformedSSE
 	faultSlowFirstToken
+	faultStallAfterHeaders
+	faultStallMidStream
+	faultHoldAfterDone
 	numFaults
 )
 
-var faultNames = [numFaults]string{"http_500", "cut_stream", "malformed_sse", "slow_first_token"}
+var faultNames = [numFaults]string{"http_500", "cut_stream", "malformed_sse", "slow_first_token",
+	"stall_after_headers", "stall_mid_stream", "hold_after_done"}
 
 // faultSet is the faults one request suffers.
 type faultSet [numFaults]bool
@@ -27,15 +31,17 @@ type injector struct {
 	seq atomic.Uint64
 }
 
-// next draws the faults of the next request to arrive. Every request draws
-// all four numbers, so one rate does not shift the others' draws.
-func (in *injector) next() faultSet {
+// next draws the faults of the next request to arrive and says whether it
+// is the one that kills the engine (Faults.DieAfter). Every request draws
+// a number for every fault, in a fixed order (new faults draw after the
+// old ones), so one rate does not shift the others' draws.
+func (in *injector) next() (fs faultSet, die bool) {
 	n := in.seq.Add(1) - 1
 	rng := rand.New(rand.NewPCG(uint64(in.cfg.Seed), n))
-	rates := [numFaults]float64{in.cfg.HTTP500, in.cfg.CutStream, in.cfg.MalformedSSE, in.cfg.SlowFirstToken}
-	var fs faultSet
+	rates := [numFaults]float64{in.cfg.HTTP500, in.cfg.CutStream, in.cfg.MalformedSSE, in.cfg.SlowFirstToken,
+		in.cfg.StallAfterHeaders, in.cfg.StallMidStream, in.cfg.HoldAfterDone}
 	for f, rate := range rates {
 		fs[f] = rng.Float64() < rate
 	}
-	return fs
+	return fs, in.cfg.DieAfter > 0 && n+1 >= uint64(in.cfg.DieAfter)
 }

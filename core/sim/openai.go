@@ -361,6 +361,16 @@ func (s *sse) send(v any) error {
 func (s *sse) done() error { return s.write([]byte("data: [DONE]\n\n")) }
 
 func (s *sse) write(b []byte) error {
+	s.start()
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// start writes the stream's headers, once; they leave with the first
+// flush.
+func (s *sse) start() {
 	if !s.started {
 		s.started = true
 		h := s.w.Header()
@@ -368,8 +378,4 @@ func (s *sse) write(b []byte) error {
 		h.Set("Cache-Control", "no-cache")
 		s.w.WriteHeader(http.StatusOK)
 	}
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.rc.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -38,6 +40,9 @@ type Server struct {
 	closed   bool
 	inflight sync.WaitGroup // handlers running; Add only under mu while !closed
 	http     *http.Server   // set by Start
+
+	dead    atomic.Bool // Faults.DieAfter struck: every request is dropped
+	dieOnce sync.Once
 }
 
 // New returns a Server for cfg, which must be valid.
@@ -145,17 +150,43 @@ func (s *Server) Close() error {
 
 	s.stop()
 	var err error
-	if hs != nil {
+	if hs != nil && !s.dead.Load() { // a dead engine's server is closed already
 		err = hs.Close()
 	}
 	s.inflight.Wait()
 	return err
 }
 
+// die is Faults.DieAfter striking: the engine stops as if killed. The
+// listener and every connection close (when Start serves it), every
+// request in flight ends, and from now on every request's connection is
+// dropped unanswered. Close still has to be called.
+func (s *Server) die() {
+	s.dieOnce.Do(func() {
+		s.dead.Store(true)
+		s.log.Warn().Int("after_requests", s.cfg.Faults.DieAfter).Msg("simulated fault: the engine dies")
+		s.stop() // ends every handler's context
+		s.mu.Lock()
+		hs := s.http
+		s.mu.Unlock()
+		if hs != nil {
+			_ = hs.Close() // does not wait for the handlers
+		}
+	})
+}
+
+// dropIfDead drops the connection, unanswered, once the engine has died.
+func (s *Server) dropIfDead() {
+	if s.dead.Load() {
+		panic(http.ErrAbortHandler) // net/http closes the connection without a response
+	}
+}
+
 // track counts handlers in flight for Close and ends each request's
 // context when the server closes, even under a caller's own http.Server.
 func (s *Server) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.dropIfDead()
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -252,11 +283,29 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		writeError(w, apiErr)
 		return
 	}
-	faults := s.faults.next()
+	faults, die := s.faults.next()
+	if die {
+		s.die()
+		s.dropIfDead()
+	}
 	st := &s.engine.stats
+	ctx := r.Context()
 	if faults[faultHTTP500] {
 		st.faults[faultHTTP500].Add(1)
 		writeError(w, &apiError{status: http.StatusInternalServerError, message: "simulated fault: internal server error"})
+		return
+	}
+	if faults[faultStallAfterHeaders] {
+		st.faults[faultStallAfterHeaders].Add(1)
+		if p.Stream {
+			newSSE(w).start()
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+		}
+		_ = http.NewResponseController(w).Flush()
+		<-ctx.Done() // the client leaves, or the server closes
+		s.dropIfDead()
 		return
 	}
 	var slowFirst time.Duration
@@ -266,13 +315,21 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	}
 	cut := faults[faultCutStream]
 	malformed := faults[faultMalformedSSE] && p.Stream
+	stall := faults[faultStallMidStream] && !cut
+	hold := faults[faultHoldAfterDone]
+	// hang keeps the response open, unfinished, until the client leaves
+	// or the server closes.
+	hang := func(f fault) error {
+		st.faults[f].Add(1)
+		<-ctx.Done()
+		return ctx.Err()
+	}
 
 	idPrefix := "cmpl-"
 	if chat {
 		idPrefix = "chatcmpl-"
 	}
 	rep := reply{chat: chat, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
-	ctx := r.Context()
 
 	var g generation
 	var err error
@@ -284,6 +341,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 			if cut && k == max(cutAt, 1) {
 				st.faults[faultCutStream].Add(1)
 				panic(http.ErrAbortHandler) // net/http drops the connection, unterminated
+			}
+			if stall && k == max(cutAt, 1) {
+				return hang(faultStallMidStream)
 			}
 			if k == 0 && chat {
 				if err := out.send(rep.roleChunk()); err != nil {
@@ -301,11 +361,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 			st.faults[faultCutStream].Add(1)
 			panic(http.ErrAbortHandler)
 		}
+		if stall && maxTokens == 1 && err == nil {
+			err = hang(faultStallMidStream) // one token: stall before the end instead
+		}
 		if err == nil && p.StreamOptions != nil && p.StreamOptions.IncludeUsage {
 			err = out.send(rep.usageChunk(g.usage()))
 		}
 		if err == nil {
 			err = out.done()
+		}
+		if err == nil && hold {
+			err = hang(faultHoldAfterDone)
 		}
 	} else {
 		var text strings.Builder
@@ -318,9 +384,24 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 			panic(http.ErrAbortHandler)
 		}
 		if err == nil {
-			writeJSON(w, http.StatusOK, rep.whole(text.String(), g.usage()))
+			body, _ := json.Marshal(rep.whole(text.String(), g.usage())) // our own types always marshal
+			if stall {
+				body = body[:len(body)/2]
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(body)
+			switch {
+			case stall:
+				_ = http.NewResponseController(w).Flush()
+				_ = hang(faultStallMidStream)
+			case hold:
+				_ = http.NewResponseController(w).Flush()
+				_ = hang(faultHoldAfterDone)
+			}
 		}
 	}
+	s.dropIfDead()
 
 	if err != nil && (out == nil || !out.started) {
 		// Nobody may be listening (the client hung up), but if someone is

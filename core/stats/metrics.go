@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lmbench/lmbench/core/failure"
 	"github.com/lmbench/lmbench/core/record"
 )
 
@@ -143,6 +144,7 @@ type Builder struct {
 	ttftDueMs, e2eDueMs []float64 // successful with a scheduled time
 	itl                 pooled
 	warmup, measure     Cache
+	warmupF, measureF   failure.Tally
 	hasLag              bool
 }
 
@@ -188,9 +190,11 @@ func TPOT(r *record.Record) float64 {
 func (b *Builder) Add(r *record.Record) {
 	if r.Phase != record.Measure {
 		b.warmup.add(r)
+		b.warmupF.Add(r.Success, r.RequestID, r.Error)
 		return
 	}
 	b.measure.add(r)
+	b.measureF.Add(r.Success, r.RequestID, r.Error)
 	lag := math.NaN()
 	if r.ExplicitSchedule && !r.Submit.IsZero() && !r.Scheduled.IsZero() {
 		lag = r.Submit.Sub(r.Scheduled).Seconds()
@@ -245,6 +249,7 @@ func (b *Builder) Final(ps []float64) Final {
 	f.E2EFromScheduled = describe(b.e2eDueMs, ps)
 	f.ITL, f.ITLMethod = b.itl.describe(ps)
 	f.Cache.Warmup, f.Cache.Measure = b.warmup, b.measure
+	f.Failures.Warmup, f.Failures.Measure = b.warmupF.Breakdown(), b.measureF.Breakdown()
 	return f
 }
 

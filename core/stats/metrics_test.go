@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/lmbench/lmbench/core/failure"
 	"github.com/lmbench/lmbench/core/record"
 )
 
@@ -386,5 +387,28 @@ func TestParsePercentiles(t *testing.T) {
 				t.Errorf("FormatPercentiles(%v) = %q reads back as %v", got, FormatPercentiles(got), back)
 			}
 		})
+	}
+}
+
+// Each phase's failures are grouped by kind, apart.
+func TestBuilderFailures(t *testing.T) {
+	t.Parallel()
+	warmFail := failed(0.1)
+	warmFail.Phase, warmFail.RequestID, warmFail.Error = record.Warmup, "w1", "HTTP 500: boom"
+	warmOK := answer(0.1, 0.2, 2)
+	warmOK.Phase = record.Warmup
+	refused := failed(0.1)
+	refused.RequestID, refused.Error = "m1", "dial tcp 127.0.0.1:1: connect: connection refused"
+	refused2 := refused
+	refused2.RequestID = "m2"
+	f := build(nil, Options{}, warmOK, warmFail, answer(0.1, 0.2, 2), refused, refused2)
+	want := struct{ Warmup, Measure failure.Breakdown }{
+		Warmup: failure.Breakdown{Requests: 2, Failed: 1, Kinds: []failure.Count{
+			{Kind: failure.Classify("HTTP 500"), Count: 1, Example: "HTTP 500: boom", ExampleRequest: "w1"}}},
+		Measure: failure.Breakdown{Requests: 3, Failed: 2, Kinds: []failure.Count{
+			{Kind: failure.Refused, Count: 2, Example: refused.Error, ExampleRequest: "m1"}}},
+	}
+	if diff := cmp.Diff(want, f.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/lmbench/lmbench/core/failure"
 )
 
 // Sample is one finished request as the collector sees it.
@@ -72,6 +74,8 @@ type Final struct {
 	TTFTFromScheduled, E2EFromScheduled Dist
 	// Cache is the engine's prefix-cache report, per phase.
 	Cache struct{ Warmup, Measure Cache }
+	// Failures are each phase's failed requests by kind.
+	Failures struct{ Warmup, Measure failure.Breakdown }
 }
 
 // Collector accumulates samples. It is safe for concurrent use.

@@ -22,7 +22,7 @@ func success(ttft, decode, latency float64) Sample {
 	return Sample{Success: true, TTFT: ttft, DecodeSpeed: decode, Latency: latency, DispatchLag: math.NaN(), Finish: at(latency)}
 }
 
-func failure() Sample {
+func failedSample() Sample {
 	return Sample{TTFT: -1, Latency: 0.05, DispatchLag: math.NaN(), Finish: at(0.05)}
 }
 
@@ -95,7 +95,7 @@ var currentTests = []struct {
 	},
 	{
 		name:    "single failure: counted, not averaged",
-		samples: []Sample{failure()},
+		samples: []Sample{failedSample()},
 		now:     1,
 		want:    Aggregated{TotalRequests: 1, FailedRequests: 1, ElapsedTime: 1},
 	},
@@ -110,7 +110,7 @@ var currentTests = []struct {
 	},
 	{
 		name:    "mixed: means over successful only, tokens over all (Q7)",
-		samples: []Sample{withTokens(success(0.1, 10, 1.0), 100, 10), withTokens(failure(), 50, 5), withTokens(success(0.3, 30, 3.0), 100, 10)},
+		samples: []Sample{withTokens(success(0.1, 10, 1.0), 100, 10), withTokens(failedSample(), 50, 5), withTokens(success(0.3, 30, 3.0), 100, 10)},
 		now:     5,
 		want: Aggregated{
 			TotalRequests: 3, SuccessfulRequests: 2, FailedRequests: 1, ElapsedTime: 5,
@@ -222,8 +222,8 @@ func TestCollectorFinal(t *testing.T) {
 	t.Run("no successful requests: means and percentiles not defined (NaN)", func(t *testing.T) {
 		t.Parallel()
 		c := NewCollector(t0)
-		c.Add(failure())
-		c.Add(failure())
+		c.Add(failedSample())
+		c.Add(failedSample())
 		f := c.Final()
 		nan := math.NaN()
 		want := Final{
@@ -254,7 +254,7 @@ func TestCollectorFinal(t *testing.T) {
 		t.Parallel()
 		c := NewCollector(t0)
 		c.Add(success(0.5, 10, 1))
-		c.Add(failure())
+		c.Add(failedSample())
 		if f := c.Final(); f.P50TTFTMs != 500 || f.MeanTTFTMs != 500 {
 			t.Errorf("P50, mean TTFT = %v, %v; want 500, 500", f.P50TTFTMs, f.MeanTTFTMs)
 		}
@@ -333,7 +333,7 @@ func itlSamples() []Sample {
 		v = append(v, s)
 	}
 	noITL := success(0.1, 50, 1) // one content chunk: no ITL
-	failed := failure()
+	failed := failedSample()
 	failed.ITL = 5 // ignored: failed
 	return append(v, noITL, failed)
 }
@@ -361,7 +361,7 @@ func lagSamples() []Sample {
 		s.DispatchLag = lag
 		v = append(v, s)
 	}
-	late := failure() // failed requests were still dispatched: they count
+	late := failedSample() // failed requests were still dispatched: they count
 	late.DispatchLag = 0.097
 	unscheduled := success(0.1, 50, 1) // NaN: no schedule, not counted
 	return append(v, late, unscheduled)
@@ -394,7 +394,7 @@ func TestLiveReset(t *testing.T) {
 		s.ITL, s.DispatchLag, s.Finish = 0.5, 0.5, at(30)
 		l.Add(s)
 	}
-	l.Add(failure())
+	l.Add(failedSample())
 
 	start2 := at(60)
 	l.Reset(start2)
@@ -431,7 +431,7 @@ func TestLiveConstantMemory(t *testing.T) {
 	l := NewLive(t0)
 	s := withTokens(success(0.3, 48, 2), 10000, 128)
 	s.ITL, s.DispatchLag = 0.02, 0.001
-	f := failure()
+	f := failedSample()
 	f.DispatchLag = 0.003
 	if allocs := testing.AllocsPerRun(1, func() {
 		for range 100_000 {
@@ -453,7 +453,7 @@ func TestCollectorConcurrentAdds(t *testing.T) {
 			defer wg.Done()
 			for i := range 100 {
 				if (g+i)%4 == 0 {
-					c.Add(withTokens(failure(), 1, 0))
+					c.Add(withTokens(failedSample(), 1, 0))
 				} else {
 					c.Add(withTokens(success(0.1, 10, 1), 1, 1))
 				}

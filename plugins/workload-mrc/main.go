@@ -1,9 +1,12 @@
 // Command lmbench-workload-multi-round-chat is the multi-round-chat workload
 // plugin: concurrent chat sessions whose conversations grow round by round,
-// sent at a fixed rate, to measure KV-cache reuse of long chat histories.
+// sent at a fixed rate (or in a Poisson or bursty stream), to measure KV-cache reuse of long chat histories.
 package main
 
-import "github.com/lmbench/lmbench/sdk/workload"
+import (
+	"github.com/lmbench/lmbench/sdk/arrival"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
 
 // Options are multi-round-chat's settings; the field values in
 // Definition.Defaults are the original's defaults. The number of sessions
@@ -14,7 +17,9 @@ type Options struct {
 	ChatHistoryLength  int     `opt:"chat-history-length" label:"Chat history length (tokens)" help:"Pre-filled chat history token length." min:"1"`
 	UserInputLength    int     `opt:"user-input-length" label:"User input length (tokens)" help:"Tokens per user query." min:"1"`
 	OutputLength       int     `opt:"output-length" label:"Output length (tokens)" help:"Max tokens to generate per response." min:"1"`
-	QPS                float64 `opt:"qps" label:"Queries per second" help:"Queries per second. Request k is due k/qps seconds after the start, round-robin over the sessions; a session with an answer outstanding holds the queue until it is answered."`
+	QPS                float64 `opt:"qps" label:"Queries per second" help:"Queries per second, the mean rate of --mrc-arrival (constant: request k is due k/qps seconds after the start). Requests go round-robin over the sessions; a session with an answer outstanding holds the queue until it is answered."`
+	Arrival            string  `opt:"arrival" label:"Arrival process" enum:"constant,poisson,gamma" help:"How measured requests arrive at --mrc-qps: constant (request k due at k/qps, as the original), poisson (exponential gaps) or gamma (bursty gaps of shape --mrc-burstiness, as vLLM's --burstiness); drawn from --seed and, as vLLM does, rescaled so that as many requests fall in the duration as with constant."`
+	Burstiness         float64 `opt:"burstiness" label:"Burstiness (gamma shape)" help:"Shape of --mrc-arrival gamma, as vLLM's --burstiness: the gaps' coefficient of variation is 1/sqrt(burstiness), so below 1 is burstier than Poisson, above 1 smoother, 1 is Poisson. Must be > 0, and 1 with the other arrivals."`
 	Duration           float64 `opt:"duration" label:"Duration (seconds)" help:"Benchmark duration in seconds. No request is sent after it; those already sent are awaited."`
 	MaxRounds          int     `opt:"max-rounds" label:"Max rounds per conversation" advanced:"true" min:"0" help:"Answered rounds after which a session starts a new conversation (its system prompt and pre-filled history, without the rounds), and its answers are released; 0 = never, as the original: the history then grows for the whole run."`
 }
@@ -33,6 +38,8 @@ var Definition = workload.Definition[Options]{
 		UserInputLength:    50,
 		OutputLength:       200,
 		QPS:                1.0,
+		Arrival:            arrival.Constant,
+		Burstiness:         1,
 		Duration:           60.0,
 	},
 	New: newMultiRoundChat,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/pyrepr"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -67,6 +68,8 @@ func (o Options) Validate() error {
 	if !(o.Duration > 0) || math.IsInf(o.Duration, 1) {
 		errs = append(errs, option.Errorf("duration", "duration must be positive, got %s", pyrepr.Float(o.Duration)))
 	}
+	// The rate is checked above, with the original's message.
+	errs = append(errs, arrival.Names{Kind: "arrival", Burstiness: "burstiness"}.Check(o.Arrival, o.QPS, o.Burstiness))
 	return errors.Join(errs...)
 }
 
@@ -171,6 +174,7 @@ type multiRoundChat struct {
 	log      zerolog.Logger
 	content  *workload.Registry
 	sessions []*session
+	schedule *arrival.Schedule
 	duration time.Duration // o.Duration, saturated
 	query    workload.Segment
 	warmed   int // sessions sent in warmup
@@ -183,11 +187,20 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	schedule, err := arrival.New(o.Arrival, o.QPS, o.Burstiness, env.Seed)
+	if err != nil {
+		return nil, err // Validate has checked every parameter
+	}
+	// As many requests fall in the duration as with constant arrivals, as
+	// vLLM rescales its random gaps: the achieved rate is the requested one
+	// for every seed.
+	schedule.Normalize(constantCount(o.QPS, o.Duration))
 	w := &multiRoundChat{
 		o:        o,
 		log:      env.Logger,
 		content:  env.Content,
 		sessions: make([]*session, n),
+		schedule: schedule,
 		duration: seconds(o.Duration),
 		pending:  map[string]pendingRound{},
 	}
@@ -206,9 +219,11 @@ func seconds(s float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// due is when measured request k is due: k/qps seconds after the phase
-// started. Each due time is computed from k, so rounding never accumulates.
-func (w *multiRoundChat) due(k int) time.Duration { return seconds(float64(k) / w.o.QPS) }
+// due is when measured request k is due after the phase started: k/qps
+// seconds with constant arrivals, else the sum of k gaps drawn from the
+// seed. Each due time is computed from k, never from the previous send, so
+// neither rounding nor a late Step accumulates.
+func (w *multiRoundChat) due(k int) time.Duration { return w.schedule.Due(k) }
 
 func (w *multiRoundChat) Resolved() map[string]any {
 	return map[string]any{"num-concurrent-users": len(w.sessions)}
@@ -217,15 +232,33 @@ func (w *multiRoundChat) Resolved() map[string]any {
 // PlannedRequests is the number of due times before the duration ends: what
 // is sent when every session is answered before its next turn comes up.
 func (w *multiRoundChat) PlannedRequests() int {
-	n := math.Ceil(w.o.Duration * w.o.QPS)
+	if w.o.Arrival == arrival.Constant {
+		return constantCount(w.o.QPS, w.o.Duration)
+	}
+	if n := math.Ceil(w.o.Duration * w.o.QPS); n > arrival.MaxNormalize {
+		return 0 // unknown rather than slow to count
+	}
+	k := 0
+	for w.due(k) < w.duration {
+		k++
+	}
+	return k
+}
+
+// constantCount is the number of constant due times k/qps before the
+// duration (0: too many to be meaningful).
+func constantCount(qps, duration float64) int {
+	n := math.Ceil(duration * qps)
 	if n > math.MaxInt32 {
 		return 0 // unknown rather than absurd
 	}
+	due := func(k int) time.Duration { return seconds(float64(k) / qps) }
+	end := seconds(duration)
 	k := int(n)
-	for k > 0 && w.due(k-1) >= w.duration {
+	for k > 0 && due(k-1) >= end {
 		k--
 	}
-	for w.due(k) < w.duration {
+	for due(k) < end {
 		k++
 	}
 	return k
@@ -233,7 +266,7 @@ func (w *multiRoundChat) PlannedRequests() int {
 
 func (w *multiRoundChat) Banner() []workload.Field {
 	tokens := func(n int) string { return strconv.Itoa(n) + " tokens" }
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Concurrent users", Value: strconv.Itoa(len(w.sessions))},
 		{Label: "Prompt length", Value: tokens(w.o.SharedPromptLength)},
 		{Label: "History length", Value: tokens(w.o.ChatHistoryLength)},
@@ -242,6 +275,11 @@ func (w *multiRoundChat) Banner() []workload.Field {
 		{Label: "QPS", Value: pyrepr.Float(w.o.QPS)},
 		{Label: "Duration", Value: pyrepr.Float(w.o.Duration) + "s"},
 	}
+	if w.o.Arrival != arrival.Constant {
+		// The original's banner, for the original's constant schedule.
+		b = append(b, workload.Field{Label: "Arrival", Value: w.schedule.String()})
+	}
+	return b
 }
 
 // session returns session i with its prompt and history registered, so
@@ -295,7 +333,7 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 }
 
 // measureStep sends every request that is due, in round-robin session
-// order, each stamped with its due time k/qps. A session whose previous
+// order, each stamped with its due time (k/qps with constant arrivals). A session whose previous
 // request is unanswered holds the queue (no skipping to the next session):
 // the step then waits for an answer, and the requests that fell behind go
 // out back to back once it arrives. Nothing is sent once the duration has

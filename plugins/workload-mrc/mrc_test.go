@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -63,7 +64,8 @@ func newDirect(t *testing.T, o Options, c workload.Common) *multiRoundChat {
 
 // directOptions is the original tests' _make_config: 100/200/10/20, qps 10, 5 s.
 func directOptions() Options {
-	return Options{SharedPromptLength: 100, ChatHistoryLength: 200, UserInputLength: 10, OutputLength: 20, QPS: 10, Duration: 5}
+	return Options{SharedPromptLength: 100, ChatHistoryLength: 200, UserInputLength: 10, OutputLength: 20, QPS: 10,
+		Arrival: arrival.Constant, Burstiness: 1, Duration: 5}
 }
 
 // sessionsCommon sizes directOptions to n sessions (300 tokens each).
@@ -94,6 +96,8 @@ func TestSchema(t *testing.T) {
 		{"user-input-length", "User input length (tokens)", int64(50)},
 		{"output-length", "Output length (tokens)", int64(200)},
 		{"qps", "Queries per second", 1.0},
+		{"arrival", "Arrival process", "constant"},
+		{"burstiness", "Burstiness (gamma shape)", 1.0},
 		{"duration", "Duration (seconds)", 60.0},
 		{"max-rounds", "Max rounds per conversation", int64(0)},
 	}
@@ -111,7 +115,8 @@ func TestConfigDefaults(t *testing.T) {
 	})
 	want := map[string]any{
 		"shared-prompt-length": int64(2000), "chat-history-length": int64(10000), "user-input-length": int64(50),
-		"output-length": int64(200), "qps": 1.0, "duration": 2.0, "max-rounds": int64(0), "num-concurrent-users": int64(1),
+		"output-length": int64(200), "qps": 1.0, "arrival": "constant", "burstiness": 1.0, "duration": 2.0, "max-rounds": int64(0),
+		"num-concurrent-users": int64(1),
 	}
 	if d := cmp.Diff(want, tr.Resolved); d != "" {
 		t.Errorf("resolved (-want +got):\n%s", d)
@@ -136,7 +141,8 @@ func TestConfigCustom(t *testing.T) {
 	})
 	want := map[string]any{
 		"shared-prompt-length": int64(500), "chat-history-length": int64(5000), "user-input-length": int64(100),
-		"output-length": int64(300), "qps": 5.0, "duration": 2.0, "max-rounds": int64(0), "num-concurrent-users": int64(18),
+		"output-length": int64(300), "qps": 5.0, "arrival": "constant", "burstiness": 1.0, "duration": 2.0, "max-rounds": int64(0),
+		"num-concurrent-users": int64(18),
 	}
 	if d := cmp.Diff(want, tr.Resolved); d != "" {
 		t.Errorf("resolved (-want +got):\n%s", d)

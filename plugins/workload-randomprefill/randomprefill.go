@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -28,7 +31,18 @@ func (o Options) Validate() error {
 	if o.NumRequests > maxRequests {
 		errs = append(errs, option.Errorf("num-requests", "num_requests must be at most %d, got %d", maxRequests, o.NumRequests))
 	}
-	if len(errs) == 0 {
+	if !(o.Rate >= 0) || math.IsInf(o.Rate, 1) {
+		errs = append(errs, option.Errorf("rate", "must be a finite number of requests per second, or 0 for all at once, got %v", o.Rate))
+	}
+	if o.Rate == 0 && o.Arrival != arrival.Constant {
+		errs = append(errs, option.Errorf("arrival", "%s arrivals need a --rp-rate above 0 (0 sends every request at once)", o.Arrival))
+	} else {
+		// The rate is checked above: 0 is valid here.
+		if err := (arrival.Names{Kind: "arrival", Burstiness: "burstiness"}).Check(o.Arrival, o.Rate, o.Burstiness); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 && o.Rate == 0 {
 		// Every prompt is resolved and sent at once: the plan must fit.
 		if bytes := float64(o.NumRequests) * (float64(o.RequestLength)*bytesPerWord + 16); bytes > maxPlanBytes {
 			errs = append(errs, option.Errorf("num-requests",
@@ -62,24 +76,41 @@ func promptText(i int, body string) string {
 }
 
 type randomPrefill struct {
-	o    Options
-	log  zerolog.Logger
-	body string
-	next int // prompts sent
+	o        Options
+	log      zerolog.Logger
+	body     string
+	schedule *arrival.Schedule // nil: no rate, all at once
+	next     int               // prompts sent
 }
 
 func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
-	return &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10)}, nil
+	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10)}
+	if o.Rate > 0 {
+		s, err := arrival.New(o.Arrival, o.Rate, o.Burstiness, env.Seed)
+		if err != nil {
+			return nil, err // Validate has checked every parameter
+		}
+		// The last request is due at (n-1)/rate, as with constant
+		// arrivals: the achieved rate is the requested one for every seed.
+		s.Normalize(o.NumRequests - 1)
+		w.schedule = s
+	}
+	return w, nil
 }
 
 func (w *randomPrefill) PlannedRequests() int { return w.o.NumRequests }
 
 func (w *randomPrefill) Banner() []workload.Field {
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Requests", Value: strconv.Itoa(w.o.NumRequests)},
 		{Label: "Request length", Value: strconv.Itoa(w.o.RequestLength) + " tokens"},
 		{Label: "Max output", Value: "1 token"},
 	}
+	if w.schedule != nil {
+		// The original's banner, for the original's burst.
+		b = append(b, workload.Field{Label: "Arrival", Value: w.schedule.String()})
+	}
+	return b
 }
 
 func (w *randomPrefill) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
@@ -87,24 +118,45 @@ func (w *randomPrefill) Step(_ context.Context, in workload.StepInput) (workload
 	case workload.Warmup:
 		return workload.Done(), nil // no warmup: every prompt must be a cache miss
 	case workload.Measure:
+		if w.schedule != nil {
+			return w.paced(in.Offset), nil
+		}
 		return w.dispatch(), nil
 	}
 	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
 }
 
 // dispatch sends every prompt at once (max_tokens 1: prefill only), as
-// the original fires them all together. (The SDK spreads an answer too
+// the original fires them all together (no --rp-rate). (The SDK spreads an answer too
 // large for one message over several immediate Steps.)
 func (w *randomPrefill) dispatch() workload.StepOutput {
 	reqs := make([]workload.Request, 0, w.o.NumRequests-w.next)
 	for ; w.next < w.o.NumRequests; w.next++ {
-		i := w.next
-		reqs = append(reqs, workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(promptText(i, w.body)))).
-			WithMaxTokens(1).
-			Tag("index", strconv.Itoa(i)))
+		reqs = append(reqs, w.request(w.next))
 	}
 	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
 	return workload.Send(reqs...).Done()
+}
+
+// paced sends every prompt due by now, each stamped with its due time, and
+// sleeps until the next is due.
+func (w *randomPrefill) paced(now time.Duration) workload.StepOutput {
+	var reqs []workload.Request
+	for ; w.next < w.o.NumRequests && w.schedule.Due(w.next) <= now; w.next++ {
+		reqs = append(reqs, w.request(w.next).At(w.schedule.Due(w.next)))
+	}
+	if w.next < w.o.NumRequests {
+		return workload.Send(reqs...).WakeAt(w.schedule.Due(w.next))
+	}
+	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
+	return workload.Send(reqs...).Done()
+}
+
+// request is prompt i, prefill only (max_tokens 1).
+func (w *randomPrefill) request(i int) workload.Request {
+	return workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(promptText(i, w.body)))).
+		WithMaxTokens(1).
+		Tag("index", strconv.Itoa(i))
 }
 
 // OnFinished needs nothing: the host measures every request.

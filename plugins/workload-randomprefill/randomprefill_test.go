@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -53,6 +55,9 @@ func TestSchema(t *testing.T) {
 	want := []row{
 		{"request-length", "Request length (tokens)", "Token length per request.", int64(10000), 1},
 		{"num-requests", "Number of requests", "Number of requests to send.", int64(50), 1},
+		{"rate", "Request rate (req/s)", "Requests per second, the mean rate of --rp-arrival; 0 = infinite: every request at once, as the original.", float64(0), 0},
+		{"arrival", "Arrival process", "How requests arrive at --rp-rate: constant (request k due at k/rate), poisson (exponential gaps) or gamma (bursty gaps of shape --rp-burstiness, as vLLM's --burstiness); drawn from --seed and, as vLLM does, rescaled so that the last request is due at (n-1)/rate.", "constant", 0},
+		{"burstiness", "Burstiness (gamma shape)", "Shape of --rp-arrival gamma, as vLLM's --burstiness: the gaps' coefficient of variation is 1/sqrt(burstiness), so below 1 is burstier than Poisson, above 1 smoother, 1 is Poisson. Must be > 0, and 1 with the other arrivals.", float64(1), 0},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("option schema (-want +got):\n%s", d)
@@ -66,8 +71,8 @@ func TestConfig(t *testing.T) {
 		opts map[string]any
 		want map[string]any
 	}{
-		{"defaults", nil, map[string]any{"request-length": int64(10000), "num-requests": int64(50)}},
-		{"custom", small(), map[string]any{"request-length": int64(100), "num-requests": int64(5)}},
+		{"defaults", nil, map[string]any{"request-length": int64(10000), "num-requests": int64(50), "rate": 0.0, "arrival": "constant", "burstiness": 1.0}},
+		{"custom", small(), map[string]any{"request-length": int64(100), "num-requests": int64(5), "rate": 0.0, "arrival": "constant", "burstiness": 1.0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,6 +272,63 @@ func TestPlansThatCannotFit(t *testing.T) {
 		_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: got %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+// With --rp-rate the prompts leave on the seed's schedule, normalised so
+// the last is due at (n-1)/rate, each stamped with its due time; the
+// request stream is otherwise the burst's.
+func TestPacedRate(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{arrival.Constant, arrival.Poisson, arrival.Gamma} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			burst := 1.0
+			if kind == arrival.Gamma {
+				burst = 0.5
+			}
+			opts := map[string]any{"request-length": 20, "num-requests": 40, "rate": 10.0, "arrival": kind, "burstiness": burst}
+			tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: workload.Common{Seed: 7}})
+			want, err := arrival.New(kind, 10, burst, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Normalize(39)
+			m := tr.Measured()
+			if len(m) != 40 {
+				t.Fatalf("sent %d requests, want 40", len(m))
+			}
+			for k, s := range m {
+				if s.ID != "prefill_"+strconv.Itoa(k) {
+					t.Fatalf("request %d is %s, want prefill_%d", k, s.ID, k)
+				}
+				if due := want.Due(k); s.Scheduled != due || s.Offset != due {
+					t.Fatalf("%s: sent at %v, scheduled %v; want both %v", s.ID, s.Offset, s.Scheduled, due)
+				}
+			}
+			if last := m[39].Offset; last != 3900*time.Millisecond {
+				t.Errorf("last request due at %v, want 3.9s ((n-1)/rate)", last)
+			}
+		})
+	}
+}
+
+// An arrival process needs a rate; a rate needs a sensible burstiness.
+func TestRateOptionErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		opts map[string]any
+		want string
+	}{
+		{map[string]any{"arrival": "poisson"}, "arrival"},
+		{map[string]any{"rate": -1.0}, "rate"},
+		{map[string]any{"rate": 5.0, "arrival": "gamma", "burstiness": 0.0}, "burstiness"},
+	} {
+		_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
+		var ce *sdktest.ConfigError
+		if !errors.As(err, &ce) || len(ce.Fields()) == 0 || ce.Fields()[0].Option != tc.want {
+			t.Errorf("%v: got %v, want an error naming %q", tc.opts, err, tc.want)
 		}
 	}
 }

@@ -126,6 +126,38 @@ ZERO_METRICS = {
 }
 
 
+def run(run_id="20250101T000000Z-0a1b2c3d", version="0.1.0", interrupted=False, status="completed",
+        reason=None, planned=None, sent=0, finished=0):
+    return {
+        "run_id": run_id,
+        "lmbench_version": version,
+        "interrupted": interrupted,
+        "status": status,
+        "reason": reason,
+        "planned_requests": planned,
+        "sent_requests": sent,
+        "finished_requests": finished,
+    }
+
+
+def failures(requests=0, failed=0, kinds=()):
+    return {"requests": requests, "failed": failed, "kinds": list(kinds)}
+
+
+def kind(kind, label, connection, count, example, request):
+    return {
+        "kind": kind,
+        "label": label,
+        "connection": connection,
+        "count": count,
+        "example": example,
+        "example_request_id": request,
+    }
+
+
+NOT_FOUND = 'HTTP 404: {"object":"error","message":"The model `x` does not exist.","code":404}'
+
+
 def write(name, obj):
     with open(os.path.join(HERE, name), "w", encoding="ascii", newline="") as f:
         f.write(json.dumps(obj, indent=2))
@@ -134,17 +166,30 @@ def write(name, obj):
 write("summary.json", {
     "config": config(),
     "results": RESULTS,
-    "run": {"run_id": "20250101T000000Z-0a1b2c3d", "lmbench_version": "0.1.0", "interrupted": False},
+    "run": run(planned=3, sent=3, finished=3),
     "metrics": METRICS,
     "cache": CACHE,
+    "failures": {
+        "warmup": failures(2),
+        "measure": failures(3, 1, [kind(
+            "connection_refused", "connection refused", True, 1,
+            'Post "http://localhost:8000/v1/chat/completions": dial tcp 127.0.0.1:8000: connect: connection refused',
+            "doc1_q0")]),
+    },
 })
 
 write("summary_na.json", {
     "config": config(),
     "results": NA,
-    "run": {"run_id": "20250101T000000Z-0a1b2c3d", "lmbench_version": "0.1.0", "interrupted": False},
+    "run": run(interrupted=True, status="aborted",
+               reason="the engine answered the first request with an error that every request would get: " + NOT_FOUND,
+               sent=2, finished=2),
     "metrics": NA_METRICS,
     "cache": {"warmup": cache(), "measure": cache(2)},
+    "failures": {
+        "warmup": failures(),
+        "measure": failures(2, 2, [kind("http_404", "HTTP 404", False, 2, NOT_FOUND, "doc0_q0")]),
+    },
 })
 
 write("summary_escapes.json", {
@@ -161,7 +206,8 @@ write("summary_escapes.json", {
         quiet=True,
     ),
     "results": ZERO,
-    "run": {"run_id": "", "lmbench_version": "v\u00b2", "interrupted": True},
+    "run": run(run_id="", version="v\u00b2", interrupted=True, status="interrupted", reason='stopped: "\u00e9"\n'),
     "metrics": ZERO_METRICS,
     "cache": {"warmup": cache(), "measure": cache()},
+    "failures": {"warmup": failures(), "measure": failures()},
 })

@@ -1,0 +1,255 @@
+package analysis
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/core/stats"
+)
+
+// percentilesKey is --percentiles' configuration key (core/host's
+// PercentilesKey).
+const percentilesKey = "percentiles"
+
+// SummaryName is the JSON summary's file name in a run's output directory.
+const SummaryName = "bench_summary.json"
+
+// Where a run's summary came from.
+const (
+	FromJournal  = "journal"               // the journal's summary line (the text of bench_summary.json)
+	FromFile     = SummaryName             // the directory's bench_summary.json (the journal had none)
+	FromComputed = "computed from records" // the run was killed: computed from the journal's records
+)
+
+// Run is one finished (or killed) run, read back.
+type Run struct {
+	// Source is what was given to Load: a directory or a journal.
+	Source string
+	// Journal is the journal's path.
+	Journal string
+	Header  record.Run
+	// Records are every request of both phases, in completion order.
+	Records []record.Record
+	// Summary is bench_summary.json, parsed; SummaryJSON its text.
+	Summary     Summary
+	SummaryJSON []byte
+	// SummaryFrom says where the summary came from (FromJournal, …).
+	SummaryFrom string
+	// Killed: the journal has no summary line (the host was killed);
+	// Torn: its last line was cut short and ignored.
+	Killed, Torn bool
+}
+
+// Load reads the run at path: an output directory holding
+// bench_journal.jsonl, or a journal file.
+func Load(path string) (*Run, error) {
+	journal := path
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.IsDir() {
+		journal = filepath.Join(path, record.JournalName)
+		if _, err := os.Stat(journal); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no %s: not an lmbench output directory (give a run's --output-dir or its journal)", path, record.JournalName)
+		}
+	}
+	c, err := record.ReadJournal(journal)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Source: path, Journal: journal, Header: c.Run, Records: c.Records, SummaryFrom: FromJournal, Torn: c.Torn}
+	if c.Summary != nil {
+		r.SummaryJSON = c.Summary.JSON
+	} else {
+		r.Killed = true
+		r.SummaryJSON, r.SummaryFrom = computeSummary(c.Run, c.Records), FromComputed
+		// A summary written beside the journal for this very run beats
+		// one recomputed without the overhead certificate.
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(journal), SummaryName)); err == nil {
+			if s, err := ParseSummary(b); err == nil && s.RunID == c.Run.ID {
+				r.SummaryJSON, r.SummaryFrom = b, FromFile
+			}
+		}
+	}
+	if r.Summary, err = ParseSummary(r.SummaryJSON); err != nil {
+		return nil, fmt.Errorf("%s: summary: %w", journal, err)
+	}
+	return r, nil
+}
+
+// NewRun builds a Run from its parts (what Load reads), for runs made in
+// memory: tests, and callers holding records already. With summaryJSON
+// nil, the summary is computed from the records as for a killed run.
+func NewRun(header record.Run, recs []record.Record, summaryJSON []byte) (*Run, error) {
+	r := &Run{Source: header.ID, Header: header, Records: recs, SummaryJSON: summaryJSON, SummaryFrom: FromJournal}
+	if summaryJSON == nil {
+		r.SummaryJSON, r.SummaryFrom, r.Killed = computeSummary(header, recs), FromComputed, true
+	}
+	s, err := ParseSummary(r.SummaryJSON)
+	if err != nil {
+		return nil, err
+	}
+	r.Summary = s
+	return r, nil
+}
+
+// computeSummary is bench_summary.json computed from a run's records, as
+// lmbench export computes it for a journal without a summary line
+// (core/host's summarize: the same Builder fed the same records, the
+// measured phase's clock from its earliest scheduled or submit time, the
+// percentiles the run's configuration names, marked interrupted). This
+// package reads journals through core/record rather than core/host so
+// that looking at results never loads the plugin machinery.
+func computeSummary(header record.Run, recs []record.Record) []byte {
+	var start time.Time
+	for i := range recs {
+		if recs[i].Phase != record.Measure {
+			continue
+		}
+		for _, t := range []time.Time{recs[i].Scheduled, recs[i].Submit} {
+			if !t.IsZero() && (start.IsZero() || t.Before(start)) {
+				start = t
+			}
+		}
+	}
+	b := stats.NewBuilder(start, len(recs), stats.Options{})
+	for i := range recs {
+		b.Add(&recs[i])
+	}
+	ps, _ := stats.ParsePercentiles(stats.DefaultPercentiles)
+	var cfg map[string]any
+	if json.Unmarshal(header.Config, &cfg) == nil {
+		if s, ok := cfg[percentilesKey].(string); ok {
+			if p, err := stats.ParsePercentiles(s); err == nil {
+				ps = p
+			}
+		}
+	}
+	f := b.Final(ps)
+	return report.SummaryJSON(
+		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles},
+		report.Run{ID: header.ID, Version: header.Version, Interrupted: true, HasSchedule: b.HasDispatchLag()}, f)
+}
+
+// Name is a short name for the run in tables and legends: its source
+// path's last element, or its run id.
+func (r *Run) Name() string {
+	if r.Source != "" {
+		base := filepath.Base(filepath.Clean(r.Source))
+		if base == record.JournalName {
+			base = filepath.Base(filepath.Dir(filepath.Clean(r.Source)))
+		}
+		return base
+	}
+	return r.Header.ID
+}
+
+// Status is how the run ended, in a word: "completed", "interrupted",
+// "aborted" (run.status), or "killed" (no summary line in the journal).
+func (r *Run) Status() string {
+	switch {
+	case r.Killed:
+		return "killed"
+	case r.Summary.Status != "":
+		return r.Summary.Status
+	case r.Summary.Interrupted:
+		return "interrupted"
+	}
+	return "completed"
+}
+
+// StatusText is the run's outcome in a sentence.
+func (r *Run) StatusText() string {
+	switch st := r.Status(); {
+	case r.Killed && r.SummaryFrom == FromFile:
+		return "killed: the journal has no summary line; the directory's bench_summary.json is used"
+	case r.Killed:
+		return "killed: the journal has no summary line; the figures are computed from its records"
+	case st == "interrupted":
+		return "interrupted (Ctrl-C or SIGTERM): in-flight requests were drained; the figures cover what finished"
+	case st == "aborted" && r.Summary.Reason != "":
+		return "aborted by lmbench: " + r.Summary.Reason
+	case st == "aborted":
+		return "aborted by lmbench"
+	}
+	return "completed"
+}
+
+// Config is the run's resolved configuration, as the journal's header
+// recorded it (--export-config's keys), in its order.
+func (r *Run) Config() []Field {
+	f, _ := Flatten(r.Header.Config)
+	return f
+}
+
+// configValue is one configuration key's value as written ("" when absent).
+func (r *Run) configValue(key string) (string, bool) {
+	var cfg map[string]json.RawMessage
+	if json.Unmarshal(r.Header.Config, &cfg) != nil {
+		return "", false
+	}
+	v, ok := cfg[key]
+	return string(v), ok
+}
+
+// Start is the run's wall-clock start (the journal header's), or its
+// first request's when the header has none.
+func (r *Run) Start() time.Time {
+	if !r.Header.Started.IsZero() {
+		return r.Header.Started
+	}
+	var t time.Time
+	for i := range r.Records {
+		for _, u := range []time.Time{r.Records[i].Scheduled, r.Records[i].Submit} {
+			if !u.IsZero() && (t.IsZero() || u.Before(t)) {
+				t = u
+			}
+		}
+	}
+	return t
+}
+
+// Measured returns the measured phase's records.
+func (r *Run) Measured() []record.Record {
+	var out []record.Record
+	for i := range r.Records {
+		if r.Records[i].Phase == record.Measure {
+			out = append(out, r.Records[i])
+		}
+	}
+	return out
+}
+
+// MeasureSpan is the measured phase's clock, as the summary's elapsed time
+// counts it: from its start to the last measured finish. The start is the
+// last finish minus the summary's elapsed time; without a summary, the
+// earliest scheduled or submit time of a measured request.
+func (r *Run) MeasureSpan() (start, end time.Time) {
+	var first time.Time
+	for i := range r.Records {
+		rec := &r.Records[i]
+		if rec.Phase != record.Measure {
+			continue
+		}
+		if rec.Finish.After(end) {
+			end = rec.Finish
+		}
+		for _, t := range []time.Time{rec.Scheduled, rec.Submit} {
+			if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+				first = t
+			}
+		}
+	}
+	if el := r.Summary.Results.ElapsedTime; el > 0 && !end.IsZero() {
+		return end.Add(-time.Duration(el * float64(time.Second))), end
+	}
+	return first, end
+}
