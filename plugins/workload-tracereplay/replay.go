@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// Validate checks what needs no file; New reads and lints the trace.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Trace == "" {
+		errs = append(errs, option.Errorf("trace", "required: the path of the trace to replay"))
+	}
+	if !(o.Speedup > 0) || math.IsInf(o.Speedup, 1) {
+		errs = append(errs, option.Errorf("speedup", "must be a finite number > 0 (1 = the trace's own pace), got %v", o.Speedup))
+	}
+	if math.IsInf(o.Start, 1) || math.IsInf(o.Duration, 1) {
+		errs = append(errs, option.Errorf("duration", "the window must be finite, got start %v, duration %v", o.Start, o.Duration))
+	}
+	return errors.Join(errs...)
+}
+
+// planned is one request to replay.
+type planned struct {
+	entry
+	due    time.Duration // offset in the measure phase
+	shared int           // leading blocks an earlier request sent in full
+}
+
+type replay struct {
+	o       Options
+	log     workload.Logger
+	format  string
+	total   int // requests in the whole trace
+	plan    []planned
+	prompts *prompts
+	next    int
+}
+
+func newReplay(o Options, env workload.Env) (workload.Workload, error) {
+	entries, format, err := readTrace(o.Trace, o.Format, o.BlockSize)
+	if err != nil {
+		return nil, err
+	}
+	sel := window(entries, o.Start, o.Duration, o.MaxRequests)
+	if len(sel) == 0 {
+		return nil, option.Errorf("start", "no request of %s (timestamps %s to %s ms) falls in the window from %v s for %v s",
+			o.Trace, num(entries[0].timestamp), num(entries[len(entries)-1].timestamp), o.Start, o.Duration)
+	}
+	w := &replay{o: o, log: env.Logger, format: format, total: len(entries), prompts: newPrompts(env.Seed, o.BlockSize)}
+	if format != formatMooncake {
+		// No hash ids: every block is the request's own.
+		var next int64
+		for i := range sel {
+			ids := make([]int64, blocks(sel[i].input, o.BlockSize))
+			for k := range ids {
+				ids[k] = next
+				next++
+			}
+			sel[i].hashIDs = ids
+		}
+	}
+	shared := sharedPrefixes(sel, o.BlockSize)
+	t0 := sel[0].timestamp
+	w.plan = make([]planned, len(sel))
+	for i, e := range sel {
+		// Milliseconds to nanoseconds, then the speed-up: one rounding.
+		due := time.Duration(math.Round((e.timestamp - t0) * 1e6 / o.Speedup))
+		w.plan[i] = planned{entry: e, due: due, shared: shared[i]}
+	}
+	return w, nil
+}
+
+func (w *replay) PlannedRequests() int { return len(w.plan) }
+
+// Resolved reports the format auto chose.
+func (w *replay) Resolved() map[string]any { return map[string]any{"format": w.format} }
+
+func (w *replay) Banner() []workload.Field {
+	var in, out, sharedTok int
+	for _, p := range w.plan {
+		in += p.input
+		out += p.output
+		sharedTok += p.shared * w.o.BlockSize
+	}
+	last := w.plan[len(w.plan)-1]
+	span := time.Duration(math.Round((last.timestamp - w.plan[0].timestamp) * 1e6))
+	reuse := "none (no hash ids)"
+	if w.format == formatMooncake {
+		reuse = fmt.Sprintf("%d of %d input tokens (%.1f%%) in blocks an earlier request sent", sharedTok, in, 100*float64(sharedTok)/float64(in))
+	}
+	return []workload.Field{
+		{Label: "Trace", Value: w.o.Trace + " (" + w.format + ")"},
+		{Label: "Requests", Value: fmt.Sprintf("%d of %d", len(w.plan), w.total)},
+		{Label: "Trace span", Value: span.String()},
+		{Label: "Replay span", Value: fmt.Sprintf("%v (speed-up %s)", last.due, num(w.o.Speedup))},
+		{Label: "Input", Value: fmt.Sprintf("%d tokens, mean %.0f", in, float64(in)/float64(len(w.plan)))},
+		{Label: "Output (max_tokens)", Value: fmt.Sprintf("%d tokens, mean %.0f", out, float64(out)/float64(len(w.plan)))},
+		{Label: "Block size", Value: strconv.Itoa(w.o.BlockSize) + " tokens per hash id"},
+		{Label: "Shared by the trace", Value: reuse},
+	}
+}
+
+// Step sends every request due by now, each stamped with its due time,
+// and sleeps until the next is due. Nothing is sent in warmup: the trace
+// is replayed as it is.
+func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+	switch in.Phase {
+	case workload.Warmup:
+		return workload.Done(), nil
+	case workload.Measure:
+		var reqs []workload.Request
+		for ; w.next < len(w.plan) && w.plan[w.next].due <= in.Offset; w.next++ {
+			reqs = append(reqs, w.request(w.plan[w.next]))
+		}
+		if w.next < len(w.plan) {
+			return workload.Send(reqs...).WakeAt(w.plan[w.next].due), nil
+		}
+		return workload.Send(reqs...).Done(), nil
+	}
+	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+}
+
+// request is the trace's request p: its prompt, max_tokens = its output
+// length, due at its scaled timestamp.
+func (w *replay) request(p planned) workload.Request {
+	line := strconv.Itoa(p.line)
+	r := workload.Chat("line"+line, workload.User(workload.Text(w.prompts.text(p.hashIDs, p.input)))).
+		WithMaxTokens(p.output).
+		At(p.due).
+		Tag("line", line)
+	if w.format == formatMooncake {
+		r = r.Tag("shared_blocks", strconv.Itoa(p.shared)).
+			Tag("first_hash_id", strconv.FormatInt(p.hashIDs[0], 10))
+	}
+	return r
+}
+
+// OnFinished needs nothing: the host measures every request.
+func (w *replay) OnFinished(context.Context, []workload.Result) error { return nil }
