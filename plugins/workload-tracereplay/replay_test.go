@@ -309,7 +309,7 @@ func TestOptionErrors(t *testing.T) {
 		opts map[string]any
 		want []option.FieldError
 	}{
-		"no trace": {map[string]any{}, []option.FieldError{{Option: "trace", Message: "required: the path of the trace to replay"}}},
+		"no trace":  {map[string]any{}, []option.FieldError{{Option: "trace", Message: "required: the path of the trace to replay"}}},
 		"speedup 0": {with(smallTrace(), "speedup", 0.0), []option.FieldError{{Option: "speedup", Message: "must be a finite number > 0 (1 = the trace's own pace), got 0"}}},
 		"missing file": {map[string]any{"trace": "testdata/nonexistent.jsonl"}, []option.FieldError{{Option: "trace",
 			Message: "cannot read the trace: open testdata/nonexistent.jsonl: no such file or directory"}}},
