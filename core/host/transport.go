@@ -129,7 +129,7 @@ func toolCalls(tcs []protocol.ToolCall) []engine.ToolCall {
 // outcome is what the workload hears of res.
 func outcome(res *engine.Result) runloop.Outcome {
 	o := runloop.Outcome{Success: res.Success, Error: res.Error, Text: res.Text, TTFT: res.TTFT(), Latency: res.Latency(),
-		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, Finish: res.Finish}
+		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens, Finish: res.Finish}
 	for _, tc := range res.ToolCalls {
 		o.ToolCalls = append(o.ToolCalls, protocol.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}

@@ -328,6 +328,10 @@ type Result struct {
 	Latency      float64 // seconds
 	InputTokens  int
 	OutputTokens int
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens: prompt
+	// tokens the engine found in its prefix cache (0 when it reports none;
+	// an older host never sets it).
+	CachedTokens int
 	Finish       time.Duration // offset in the phase
 }
 

@@ -58,6 +58,7 @@ type Outcome struct {
 	Latency      float64 // seconds
 	InputTokens  int
 	OutputTokens int
+	CachedTokens int // usage.prompt_tokens_details.cached_tokens
 	Finish       time.Time
 }
 
@@ -425,7 +426,7 @@ func (l *loop[M]) result(f *Finished[M], start time.Time) protocol.Result {
 	r := protocol.Result{
 		ID: f.Req.ID, Phase: f.Req.Phase, Success: o.Success, Error: o.Error,
 		TTFT: o.TTFT, Latency: o.Latency, InputTokens: o.InputTokens, OutputTokens: o.OutputTokens,
-		Finish: o.Finish.Sub(start),
+		CachedTokens: o.CachedTokens, Finish: o.Finish.Sub(start),
 	}
 	if l.cfg.WantsText {
 		r.Text, r.ToolCalls = o.Text, o.ToolCalls

@@ -86,7 +86,7 @@ func (v *virtual) Send(req *Outgoing) {
 	out := Outcome{Success: r.fail == "", Error: r.fail, TTFT: -1, Latency: r.after.Seconds(), Finish: v.base.Add(v.now + r.after)}
 	if out.Success {
 		out.Text, out.ToolCalls, out.TTFT = r.text, r.calls, r.after.Seconds()/2
-		out.InputTokens, out.OutputTokens = 10, 2
+		out.InputTokens, out.OutputTokens, out.CachedTokens = 10, 2, 8
 	}
 	v.seq++
 	v.pending = append(v.pending, pending{at: v.now + r.after, hang: r.hang, seq: v.seq,
@@ -789,7 +789,7 @@ func TestResultsAndWantsText(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := protocol.Result{ID: "a", Phase: protocol.Measure, Success: true, TTFT: 0.001, Latency: 0.002,
-				InputTokens: 10, OutputTokens: 2, Finish: 2 * ms}
+				InputTokens: 10, OutputTokens: 2, CachedTokens: 8, Finish: 2 * ms}
 			if wants {
 				a.Text, a.ToolCalls = "sunny", calls
 			}

@@ -71,6 +71,8 @@ type Reply struct {
 	Latency      time.Duration
 	InputTokens  int
 	OutputTokens int
+	// CachedTokens is what the engine reports as prefix-cache hits.
+	CachedTokens int
 	// ToolCalls are the calls the answer streamed (reported to a workload
 	// that wants response text).
 	ToolCalls []protocol.ToolCall
@@ -349,7 +351,7 @@ func (v *virtual) Send(req *runloop.Outgoing) {
 	v.tr.Requests = append(v.tr.Requests, s)
 	rep := v.engine(s)
 	out := runloop.Outcome{Success: rep.Success, Error: rep.Error, TTFT: -1, Latency: rep.Latency.Seconds(),
-		InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens, Finish: now.Add(rep.Latency)}
+		InputTokens: rep.InputTokens, OutputTokens: rep.OutputTokens, CachedTokens: rep.CachedTokens, Finish: now.Add(rep.Latency)}
 	if rep.Success {
 		out.TTFT, out.Text, out.ToolCalls = rep.TTFT.Seconds(), rep.Text, rep.ToolCalls
 	}

@@ -362,7 +362,7 @@ func toResults(rs []protocol.Result) []*workloadv1.Result {
 		out[i] = &workloadv1.Result{
 			Id: r.ID, Phase: workloadv1.Phase(r.Phase), Success: r.Success, Error: r.Error, Text: r.Text,
 			TtftS: r.TTFT, LatencyS: r.Latency, InputTokens: int64(r.InputTokens), OutputTokens: int64(r.OutputTokens),
-			FinishOffsetNs: int64(r.Finish), ToolCalls: toToolCalls(r.ToolCalls),
+			FinishOffsetNs: int64(r.Finish), ToolCalls: toToolCalls(r.ToolCalls), CachedTokens: int64(r.CachedTokens),
 		}
 	}
 	return out
@@ -377,7 +377,7 @@ func fromResults(rs []*workloadv1.Result) []protocol.Result {
 		out[i] = protocol.Result{
 			ID: r.GetId(), Phase: protocol.Phase(r.GetPhase()), Success: r.GetSuccess(), Error: r.GetError(), Text: r.GetText(),
 			TTFT: r.GetTtftS(), Latency: r.GetLatencyS(), InputTokens: int(r.GetInputTokens()), OutputTokens: int(r.GetOutputTokens()),
-			Finish: time.Duration(r.GetFinishOffsetNs()), ToolCalls: fromToolCalls(r.GetToolCalls()),
+			Finish: time.Duration(r.GetFinishOffsetNs()), ToolCalls: fromToolCalls(r.GetToolCalls()), CachedTokens: int(r.GetCachedTokens()),
 		}
 	}
 	return out

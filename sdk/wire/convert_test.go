@@ -68,7 +68,7 @@ var (
 	}
 	someResults = []protocol.Result{
 		{ID: "q0", Phase: protocol.Measure, Success: true, Text: "The answer.", ToolCalls: someCalls,
-			TTFT: 0.125, Latency: 1.5, InputTokens: 10012, OutputTokens: 128, Finish: 2500 * time.Millisecond},
+			TTFT: 0.125, Latency: 1.5, InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984, Finish: 2500 * time.Millisecond},
 		{ID: "w0", Phase: protocol.Warmup, Error: "HTTP 500: overloaded", TTFT: -1, Latency: 0.0625,
 			InputTokens: 3, OutputTokens: 1, Finish: time.Nanosecond},
 	}

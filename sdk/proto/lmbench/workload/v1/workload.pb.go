@@ -1187,8 +1187,12 @@ type Result struct {
 	OutputTokens   int64                  `protobuf:"varint,9,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
 	FinishOffsetNs int64                  `protobuf:"varint,10,opt,name=finish_offset_ns,json=finishOffsetNs,proto3" json:"finish_offset_ns,omitempty"` // finish time as an offset in the phase
 	ToolCalls      []*ToolCall            `protobuf:"bytes,11,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`                   // minor 1: the calls the answer streamed
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// usage.prompt_tokens_details.cached_tokens, the prompt tokens the
+	// engine found in its prefix cache (0: none, or not reported; a host
+	// before this field sends none).
+	CachedTokens  int64 `protobuf:"varint,12,opt,name=cached_tokens,json=cachedTokens,proto3" json:"cached_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Result) Reset() {
@@ -1296,6 +1300,13 @@ func (x *Result) GetToolCalls() []*ToolCall {
 		return x.ToolCalls
 	}
 	return nil
+}
+
+func (x *Result) GetCachedTokens() int64 {
+	if x != nil {
+		return x.CachedTokens
+	}
+	return 0
 }
 
 type OnFinishedRequest struct {
@@ -1471,7 +1482,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x04done\x18\x06 \x01(\bH\x00R\x04done\x128\n" +
 	"\x18wait_for_in_flight_below\x18\b \x01(\rH\x00R\x14waitForInFlightBelow\x12\x1a\n" +
 	"\breleased\x18\a \x03(\tR\breleasedB\x06\n" +
-	"\x04next\"\xf2\x02\n" +
+	"\x04next\"\x97\x03\n" +
 	"\x06Result\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x120\n" +
 	"\x05phase\x18\x02 \x01(\x0e2\x1a.lmbench.workload.v1.PhaseR\x05phase\x12\x18\n" +
@@ -1485,7 +1496,8 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x10finish_offset_ns\x18\n" +
 	" \x01(\x03R\x0efinishOffsetNs\x12<\n" +
 	"\n" +
-	"tool_calls\x18\v \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\"J\n" +
+	"tool_calls\x18\v \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\x12#\n" +
+	"\rcached_tokens\x18\f \x01(\x03R\fcachedTokens\"J\n" +
 	"\x11OnFinishedRequest\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"\x14\n" +
 	"\x12OnFinishedResponse*C\n" +
