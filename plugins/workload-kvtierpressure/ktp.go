@@ -330,8 +330,28 @@ func (w *pressure) chat(r request, maxTokens int) workload.Request {
 	msgs = append(msgs, workload.User(segs...))
 	return workload.Chat(r.id, msgs...).
 		WithMaxTokens(maxTokens).
-		Tag("docs", strings.Join(names, " ")).
+		Tag("docs", docsTag(names)).
 		Tag("resident", strconv.Itoa(r.resident))
+}
+
+// maxDocsTag keeps the docs tag under the host's 1,024 bytes per tag value.
+const maxDocsTag = 1000
+
+// docsTag is the documents joined by spaces, cut after the last that fits
+// maxDocsTag with the number left out ("3 17 ... +40 more").
+func docsTag(names []string) string {
+	out := strings.Join(names, " ")
+	if len(out) <= maxDocsTag {
+		return out
+	}
+	n := 0
+	for i := range names {
+		if n+len(names[i])+1 > maxDocsTag-16 {
+			return strings.Join(names[:i], " ") + " +" + strconv.Itoa(len(names)-i) + " more"
+		}
+		n += len(names[i]) + 1
+	}
+	return out
 }
 
 // lookAheadDepth is how many requests are handed over beyond those in

@@ -264,3 +264,22 @@ func TestTierCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestDocsTagFitsTheHostLimit(t *testing.T) {
+	t.Parallel()
+	names := make([]string, 300)
+	for i := range names {
+		names[i] = strconv.Itoa(100000 + i)
+	}
+	got := docsTag(names)
+	if len(got) > 1024 || !strings.HasPrefix(got, "100000 100001 ") || !strings.HasSuffix(got, " more") {
+		t.Errorf("docs tag of %d bytes: %q", len(got), got)
+	}
+	kept := len(strings.Fields(got)) - 2 // "+N" and "more"
+	if want := "+" + strconv.Itoa(300-kept) + " more"; !strings.HasSuffix(got, want) {
+		t.Errorf("docs tag %q does not end %q", got, want)
+	}
+	if docsTag([]string{"1", "2"}) != "1 2" {
+		t.Errorf("short docs tag %q", docsTag([]string{"1", "2"}))
+	}
+}
