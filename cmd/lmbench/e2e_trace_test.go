@@ -201,6 +201,12 @@ func TestTraceReplayOnBuiltinEngine(t *testing.T) {
 			t.Errorf("%s: sent %v after it was due, want within [0, 1s]", id, lag)
 		}
 	}
+	// The workload's own check says the same.
+	msg := "Trace reuse: the engine reported " + strconv.Itoa(total*traceBlock) + " cached tokens over 200 successful requests; the trace shares " +
+		strconv.Itoa(total*traceBlock) + " in full 512-token blocks (measured/expected 100.0%)"
+	if !hasLog(r.stderr, "info", "trace-replay", msg) {
+		t.Errorf("no log %q", msg)
+	}
 	if t.Failed() {
 		t.Logf("stderr:\n%s", r.stderr)
 	}

@@ -42,6 +42,11 @@ type replay struct {
 	plan    []planned
 	prompts *prompts
 	next    int
+
+	// Measured results, for the reuse check.
+	shared           map[string]int // request id -> shared blocks
+	heard, ok        int
+	cached, expected int64
 }
 
 func newReplay(o Options, env workload.Env) (workload.Workload, error) {
@@ -70,7 +75,9 @@ func newReplay(o Options, env workload.Env) (workload.Workload, error) {
 	shared := sharedPrefixes(sel, o.BlockSize)
 	t0 := sel[0].timestamp
 	w.plan = make([]planned, len(sel))
+	w.shared = make(map[string]int, len(sel))
 	for i, e := range sel {
+		w.shared["line"+strconv.Itoa(e.line)] = shared[i]
 		// Milliseconds to nanoseconds, then the speed-up: one rounding.
 		due := time.Duration(math.Round((e.timestamp - t0) * 1e6 / o.Speedup))
 		w.plan[i] = planned{entry: e, due: due, shared: shared[i]}
@@ -143,5 +150,38 @@ func (w *replay) request(p planned) workload.Request {
 	return r
 }
 
-// OnFinished needs nothing: the host measures every request.
-func (w *replay) OnFinished(context.Context, []workload.Result) error { return nil }
+// OnFinished sets the cached tokens the engine reports against the blocks
+// the trace shares, once every request is heard of.
+func (w *replay) OnFinished(_ context.Context, results []workload.Result) error {
+	for _, r := range results {
+		if r.Phase != workload.Measure {
+			continue
+		}
+		w.heard++
+		if r.Success {
+			w.ok++
+			w.cached += int64(r.CachedTokens)
+			w.expected += int64(w.shared[r.ID] * w.o.BlockSize)
+		}
+		if w.heard == len(w.plan) && w.format == formatMooncake {
+			w.reuse()
+		}
+	}
+	return nil
+}
+
+// reuse logs the measured against the expected cache hits.
+func (w *replay) reuse() {
+	switch {
+	case w.ok == 0:
+		w.log.Warn().Msg("Trace reuse: no request succeeded, so cache hits cannot be compared with the trace")
+	case w.cached == 0 && w.expected > 0:
+		w.log.Warn().Msgf("Trace reuse: the trace shares %d tokens in full blocks, but the engine reported no cached tokens (usage.prompt_tokens_details.cached_tokens): it reports none, or its prefix cache is off",
+			w.expected)
+	case w.expected == 0:
+		w.log.Info().Msgf("Trace reuse: the trace shares no full block; the engine reported %d cached tokens", w.cached)
+	default:
+		w.log.Info().Msgf("Trace reuse: the engine reported %d cached tokens over %d successful requests; the trace shares %d in full %d-token blocks (measured/expected %.1f%%)",
+			w.cached, w.ok, w.expected, w.o.BlockSize, 100*float64(w.cached)/float64(w.expected))
+	}
+}

@@ -346,3 +346,36 @@ func TestVocabulary(t *testing.T) {
 		t.Errorf("ids 1 and 1+2^40 share text %q", a)
 	}
 }
+
+// At the end the cached tokens the engine reports are set against the
+// blocks the trace shares.
+func TestReuseCheck(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		cached func(s sdktest.Sent) int
+		level  string
+		want   string
+	}{
+		// small.jsonl shares 2+2+1 blocks of 4 tokens.
+		"as shared": {func(s sdktest.Sent) int { n, _ := strconv.Atoi(s.Tags["shared_blocks"]); return 4 * n }, "info",
+			"Trace reuse: the engine reported 20 cached tokens over 5 successful requests; the trace shares 20 in full 4-token blocks (measured/expected 100.0%)"},
+		"half": {func(s sdktest.Sent) int { n, _ := strconv.Atoi(s.Tags["shared_blocks"]); return 2 * n }, "info",
+			"Trace reuse: the engine reported 10 cached tokens over 5 successful requests; the trace shares 20 in full 4-token blocks (measured/expected 50.0%)"},
+		"none reported": {func(sdktest.Sent) int { return 0 }, "warn",
+			"Trace reuse: the trace shares 20 tokens in full blocks, but the engine reported no cached tokens (usage.prompt_tokens_details.cached_tokens): it reports none, or its prefix cache is off"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			log, logs := sdktest.CaptureLogs()
+			o := sdktest.Options{Options: smallTrace(), Logger: log, Engine: func(s sdktest.Sent) sdktest.Reply {
+				r := sdktest.DefaultEngine(s)
+				r.CachedTokens = tc.cached(s)
+				return r
+			}}
+			sdktest.Run(t, Definition, o)
+			if !slices.Contains(logs.At(t, tc.level), tc.want) {
+				t.Errorf("no %s log %q in %v", tc.level, tc.want, logs.Lines(t))
+			}
+		})
+	}
+}
