@@ -58,6 +58,22 @@ func TestContract(t *testing.T) {
 	sdktest.CheckWorkload(t, Definition, sdktest.Options{Options: smallTrace()})
 }
 
+// The same trace as CSV, with Windows line ends.
+func TestContractCSV(t *testing.T) {
+	sdktest.CheckWorkload(t, Definition, sdktest.Options{Options: map[string]any{"trace": filepath.Join("testdata", "small.csv"), "block-size": 4}})
+}
+
+// A byte-order mark and CRLF line ends do not hide the format or a line.
+func TestBOMAndCRLF(t *testing.T) {
+	t.Parallel()
+	path := writeTrace(t, "bom.jsonl", "\xef\xbb\xbf"+`{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [7, 8]}`+"\r\n"+
+		`{"timestamp": 9, "input_length": 4, "output_length": 1, "hash_ids": [7]}`+"\r\n")
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: map[string]any{"trace": path, "block-size": 4}})
+	if tr.Resolved["format"] != "mooncake" || len(tr.Measured()) != 2 || tr.Measured()[1].Tags["shared_blocks"] != "1" {
+		t.Errorf("format %v, %d requests, %v", tr.Resolved["format"], len(tr.Measured()), tr.Measured())
+	}
+}
+
 func TestGoldenTranscript(t *testing.T) {
 	t.Parallel()
 	tr := sdktest.Run(t, Definition, sdktest.Options{Options: smallTrace()})

@@ -115,7 +115,7 @@ func detect(path string, br *bufio.Reader) (string, error) {
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return "", err
 	}
-	first, _, _ := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte("\n"))
+	first, _, _ := bytes.Cut(bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n"), []byte("\n"))
 	var probe map[string]json.RawMessage
 	if json.Unmarshal(first, &probe) == nil {
 		if _, ok := probe["hash_ids"]; ok {
@@ -141,6 +141,9 @@ func readJSONL(r io.Reader, mooncake bool, p *problems) []entry {
 	for sc.Scan() {
 		line++
 		text := bytes.TrimSpace(sc.Bytes())
+		if line == 1 {
+			text = bytes.TrimPrefix(text, utf8BOM) // as some editors on Windows save
+		}
 		if len(text) == 0 {
 			continue
 		}
@@ -166,6 +169,8 @@ func readJSONL(r io.Reader, mooncake bool, p *problems) []entry {
 	}
 	return out
 }
+
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 func missing(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
