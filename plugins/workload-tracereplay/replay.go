@@ -27,6 +27,9 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// maxDue bounds a request's due time (a year), far inside time.Duration.
+const maxDue = float64(365 * 24 * time.Hour)
+
 // planned is one request to replay.
 type planned struct {
 	entry
@@ -79,7 +82,12 @@ func newReplay(o Options, env workload.Env) (workload.Workload, error) {
 	for i, e := range sel {
 		w.shared["line"+strconv.Itoa(e.line)] = shared[i]
 		// Milliseconds to nanoseconds, then the speed-up: one rounding.
-		due := time.Duration(math.Round((e.timestamp - t0) * 1e6 / o.Speedup))
+		ns := math.Round((e.timestamp - t0) * 1e6 / o.Speedup)
+		if ns > maxDue {
+			return nil, option.Errorf("speedup", "%s:%d is due %.0f hours into the replay at speed-up %s; at most %.0f hours fit: raise --tr-speedup or use a window (--tr-start, --tr-duration)",
+				o.Trace, e.line, ns/float64(time.Hour), num(o.Speedup), maxDue/float64(time.Hour))
+		}
+		due := time.Duration(ns)
 		w.plan[i] = planned{entry: e, due: due, shared: shared[i]}
 	}
 	return w, nil

@@ -331,6 +331,8 @@ func TestOptionErrors(t *testing.T) {
 			Message: "cannot read the trace: open testdata/nonexistent.jsonl: no such file or directory"}}},
 		"empty window": {with(smallTrace(), "start", 10.0), []option.FieldError{{Option: "start",
 			Message: "no request of testdata/small.jsonl (timestamps 0 to 1500.5 ms) falls in the window from 10 s for 0 s"}}},
+		"due past a year": {with(smallTrace(), "speedup", 1e-9), []option.FieldError{{Option: "speedup",
+			Message: "testdata/small.jsonl:3 is due 69444 hours into the replay at speed-up 0.000000001; at most 8760 hours fit: raise --tr-speedup or use a window (--tr-start, --tr-duration)"}}},
 		"empty trace": {map[string]any{"trace": "testdata/empty.jsonl"}, []option.FieldError{{Option: "trace", Message: "testdata/empty.jsonl: no requests in the trace"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
