@@ -237,7 +237,7 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 		vocab:     pseudoword.Vocab(o.VocabSize, env.Seed),
 		docs:      make([]workload.Segment, pool),
 		capGB:     env.KVCacheVolumeGB,
-		capTok:    int64(env.KVCacheVolumeGB * float64(env.TokensPerGB)),
+		capTok:    max(int64(env.KVCacheVolumeGB*float64(env.TokensPerGB)), 0),
 		lookAhead: env.HostHas(protocol.LookAhead),
 		byID:      map[string]int{},
 	}

@@ -283,3 +283,22 @@ func TestDocsTagFitsTheHostLimit(t *testing.T) {
 		t.Errorf("short docs tag %q", docsTag([]string{"1", "2"}))
 	}
 }
+
+// With --ktp-pool-size and no known capacity the run still goes; the
+// banner says the capacity is unknown and no document counts as held.
+func TestUnknownCapacity(t *testing.T) {
+	t.Parallel()
+	o := withOpts(small(), "pool-size", 4)
+	o.Common = workload.Common{KVCacheVolumeGB: 1, TokensPerGB: -1}
+	tr := sdktest.Run(t, Definition, o)
+	for _, f := range tr.Banner {
+		if f.Label == "Reported cache" && !strings.HasPrefix(f.Value, "unknown") {
+			t.Errorf("banner: reported cache %q", f.Value)
+		}
+	}
+	for _, s := range tr.Requests {
+		if s.Tags["resident"] != "0" {
+			t.Errorf("%s: resident %q with no capacity", s.ID, s.Tags["resident"])
+		}
+	}
+}
