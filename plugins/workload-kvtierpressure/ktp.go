@@ -486,7 +486,7 @@ func (w *pressure) checkTier() {
 		msg := fmt.Sprintf("Tier check: not exercised: the cache served %.0f%% of what the reported capacity could not hold (at least %.0f%% expected from a tier below it): the lower tier is off, too small, or not read",
 			100*max(c.Beyond, 0), 100*beyondThreshold)
 		if w.o.DocsPerRequest > 1 {
-			msg += "; with --ktp-docs-per-request above 1 only an engine that blends (CacheBlend) reuses documents"
+			msg += "; with --ktp-docs-per-request above 1 only an engine that blends (CacheBlend) reuses documents, and an engine may count blended tokens apart from cached_tokens (the built-in engine does: lmbench_sim:kv_blend_hit_tokens_total): read its blend counters before concluding"
 		}
 		w.log.Warn().Msg(msg)
 	}
