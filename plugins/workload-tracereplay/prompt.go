@@ -24,7 +24,9 @@ const textStream = 0x7472616365_7478 // "tracetx"
 // prompts builds prompt text from hash ids: block after block, each the
 // words of its id alone (never of its position or request), so requests
 // that share hash ids share exactly those blocks of text, and a block's
-// first words spell its id, so different ids never share a block.
+// first idWords words spell its id, so different ids never share a block
+// of idWords words or more (a shorter last block spells only its id's low
+// digits; what comes before it tells such prompts apart).
 //
 // A word is one token of lmbench's built-in engine (a whitespace-separated
 // word). Token-exact prompts for a real model need a vocabulary of words
