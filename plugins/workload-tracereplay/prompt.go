@@ -25,8 +25,8 @@ const textStream = 0x7472616365_7478 // "tracetx"
 // words of its id alone (never of its position or request), so requests
 // that share hash ids share exactly those blocks of text, and a block's
 // first idWords words spell its id, so different ids never share a block
-// of idWords words or more (a shorter last block spells only its id's low
-// digits; what comes before it tells such prompts apart).
+// of idWords words or more (a shorter one spells only its id's low
+// 12-bit digits: ids below 4,096 still differ in its first word).
 //
 // A word is one token of lmbench's built-in engine (a whitespace-separated
 // word). Token-exact prompts for a real model need a vocabulary of words
