@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -29,30 +30,31 @@ const (
 // Panel is one chart: what it shows (the data goldens pin) and how to
 // label it. A panel without data says why in Empty.
 type Panel struct {
-	ID      string
-	Title   string
-	Caption string
-	Kind    Kind
-	X, Y    Axis
-	Series  []Series
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Caption string   `json:"caption"`
+	Kind    Kind     `json:"kind"`
+	X       Axis     `json:"x"`
+	Y       Axis     `json:"y"`
+	Series  []Series `json:"series,omitempty"`
 	// Marks are reference lines across the plot at these X values
 	// ("measured phase starts", a ratio of 1), drawn grey.
-	Marks []Mark
-	Empty string
+	Marks []Mark `json:"marks,omitempty"`
+	Empty string `json:"empty,omitempty"`
 }
 
 // Axis is an axis's label (with its unit), scale and, for categories,
 // their names in order.
 type Axis struct {
-	Label      string
-	Log        bool
-	Categories []string
+	Label      string   `json:"label"`
+	Log        bool     `json:"log,omitempty"`
+	Categories []string `json:"categories,omitempty"`
 }
 
 // Mark is a labelled reference line at X.
 type Mark struct {
-	X     float64
-	Label string
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
 }
 
 // Series is one colour of a panel. Which fields are set depends on the
@@ -60,28 +62,33 @@ type Mark struct {
 // Box (one per category, in order); Values for Bars (one per category);
 // Intervals for Forest.
 type Series struct {
-	Name      string
-	XY        []Point
-	Bins      []Bin
-	Groups    [][]float64
-	Values    []float64
-	Intervals []Interval
+	Name      string      `json:"name"`
+	XY        []Point     `json:"xy,omitempty"`
+	Bins      []Bin       `json:"bins,omitempty"`
+	Groups    [][]float64 `json:"groups,omitempty"`
+	Values    []float64   `json:"values,omitempty"`
+	Intervals []Interval  `json:"intervals,omitempty"`
 }
 
-// Point is one data point.
+// Point is one data point; in JSON, [x, y].
 type Point struct{ X, Y float64 }
+
+func (p Point) MarshalJSON() ([]byte, error) { return json.Marshal([2]float64{p.X, p.Y}) }
 
 // Bin is one histogram bin: [Lo, Hi) holding N values (the last bin
 // includes Hi).
 type Bin struct {
-	Lo, Hi float64
-	N      int
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+	N  int     `json:"n"`
 }
 
 // Interval is a point estimate with its interval, on category Cat.
 type Interval struct {
-	Cat           int
-	Value, Lo, Hi float64
+	Cat   int     `json:"cat"`
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
 }
 
 // Points is how many data points the panel plots.
