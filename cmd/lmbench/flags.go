@@ -133,7 +133,7 @@ type cliFlags struct {
 	exporters      []string
 	exporterPlugin []string
 	help           bool
-	report         bool // --report: write report.html into the output directory (report.go)
+	report         bool
 	sim            sim.Config // --sim-*: the built-in engine's model (with --engine-url builtin)
 }
 
