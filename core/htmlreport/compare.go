@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"github.com/lmbench/lmbench/core/analysis"
-	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/core/stats"
 )
 
 // ComparePanels are the charts of the comparison section: every run's
@@ -14,22 +12,13 @@ import (
 // intervals, and, for paired runs, the per-request TTFT ratios.
 func ComparePanels(runs []*analysis.Run, comps []analysis.Comparison) []Panel {
 	var ps []Panel
-	for _, d := range []struct {
-		id, name string
-		values   func(*view) []float64
-		of       string
-	}{
-		{"ttft", "TTFT", func(v *view) []float64 { return v.field(func(r *record.Record) float64 { return r.TTFT * 1000 }) }, "successful measured requests"},
-		{"tpot", "TPOT", func(v *view) []float64 { return v.field(func(r *record.Record) float64 { return stats.TPOT(r) * 1000 }) }, "successful measured requests with 2 output tokens or more"},
-		{"itl", "ITL", (*view).gaps, "inter-chunk gaps (pooled)"},
-		{"e2e", "E2E", func(v *view) []float64 { return v.field(func(r *record.Record) float64 { return r.Latency * 1000 }) }, "successful measured requests"},
-	} {
+	for _, d := range latencies {
 		var series []Series
 		for i, r := range runs {
 			series = append(series, Series{Name: runLabel(i, r), XY: ecdf(d.values(newView(r)))})
 		}
 		ps = append(ps, cdfPanel(d.id+"-cdf", d.name+" distributions of the runs (CDF)",
-			fmt.Sprintf("Share of each run's %s whose %s is at most x.", d.of, d.name), d.name+" (ms)", series))
+			fmt.Sprintf("Share of each run's %s whose %s is at most x.", d.of, d.what), d.name+" (ms)", series))
 	}
 
 	forest := Panel{ID: "ratios", Title: "Ratios to run A, with 95% intervals", Kind: Forest,

@@ -108,8 +108,13 @@ type compareTab struct {
 type section struct {
 	Letter, Name, Status string
 	Tables               []table
-	Figures              []figure
+	Groups               []figureGroup
 	Config               table
+}
+
+type figureGroup struct {
+	Title   string
+	Figures []figure
 }
 
 // table is one HTML table; a row shorter than Head spans the rest.
@@ -152,11 +157,13 @@ func runSection(letter string, r *analysis.Run) (section, error) {
 	s.Tables = append(s.Tables, runTable(r), metricsTable(r), cacheTable(r))
 	s.Tables = append(s.Tables, failureTables(r)...)
 	s.Tables = append(s.Tables, overheadTable(r))
-	figs, err := figures(letter, RunPanels(r))
-	if err != nil {
-		return s, err
+	for _, g := range RunGroups(r) {
+		figs, err := figures(letter, g.Panels)
+		if err != nil {
+			return s, err
+		}
+		s.Groups = append(s.Groups, figureGroup{Title: g.Title, Figures: figs})
 	}
-	s.Figures = figs
 	s.Config = table{Title: "Configuration", Note: "The run's resolved configuration as its journal recorded it (--export-config's keys).", Head: []string{"key", "value"}}
 	for _, f := range r.Config() {
 		s.Config.Rows = append(s.Config.Rows, []string{f.Key, f.Value})
@@ -169,7 +176,7 @@ func runSection(letter string, r *analysis.Run) (section, error) {
 
 func runTable(r *analysis.Run) table {
 	res := r.Summary.Results
-	t := table{Title: "Run", Head: []string{"", ""}}
+	t := table{Title: "Run"}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("status", r.StatusText())
 	add("run id", r.Header.ID)

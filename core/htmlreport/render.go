@@ -86,6 +86,10 @@ func Render(p Panel) ([]byte, error) {
 	if err := addMarks(plt, p); err != nil {
 		return nil, fmt.Errorf("panel %s: %w", p.ID, err)
 	}
+	if plt.Legend.Top && p.Kind != Forest {
+		// Headroom for the legend in the top right corner.
+		plt.Y.Max += 0.2 * (plt.Y.Max - plt.Y.Min)
+	}
 	c := vgsvg.New(vg.Points(chartWidth), vg.Points(chartHeight))
 	plt.Draw(draw.New(c))
 	var buf bytes.Buffer
@@ -168,7 +172,7 @@ func drawScatter(plt *plot.Plot, p Panel) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(2), Shape: glyphs[i%len(glyphs)]}
+		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(2.5), Shape: glyphs[i%len(glyphs)]}
 		plt.Add(sc)
 		plt.Legend.Add(s.Name, sc)
 	}
@@ -209,7 +213,7 @@ func drawBox(plt *plot.Plot, p Panel) error {
 			plt.Add(b)
 			for j, v := range g {
 				// A fixed spread (golden ratio steps), so a report is reproducible.
-				jitter := (math.Mod(float64(j)*0.6180339887, 1) - 0.5) * 0.5
+				jitter := (math.Mod(float64(j)*0.6180339887, 1) - 0.5) * 0.3
 				dots = append(dots, plotter.XY{X: float64(k) + jitter, Y: v})
 			}
 		}
@@ -223,6 +227,7 @@ func drawBox(plt *plot.Plot, p Panel) error {
 		}
 	}
 	plt.NominalX(p.X.Categories...)
+	plt.X.Min, plt.X.Max = -0.5, float64(len(p.X.Categories))-0.5
 	plt.Y.Min = 0
 	return nil
 }
@@ -242,6 +247,7 @@ func drawBars(plt *plot.Plot, p Panel) error {
 		plt.Legend.Add(s.Name, b)
 	}
 	plt.NominalX(p.X.Categories...)
+	plt.X.Min, plt.X.Max = -0.5, float64(len(p.X.Categories))-0.5
 	return nil
 }
 
@@ -279,6 +285,15 @@ func drawForest(plt *plot.Plot, p Panel) error {
 	}
 	plt.NominalY(names...)
 	plt.Y.Label.Text = ""
+	// A blank row on top for the legend.
+	plt.Y.Min, plt.Y.Max = -0.5, float64(n)+0.5
+	// Room for the glyphs at both ends of the intervals.
+	if p.X.Log {
+		plt.X.Min, plt.X.Max = plt.X.Min/1.15, plt.X.Max*1.15
+	} else {
+		pad := 0.05 * (plt.X.Max - plt.X.Min)
+		plt.X.Min, plt.X.Max = plt.X.Min-pad, plt.X.Max+pad
+	}
 	return nil
 }
 
@@ -295,7 +310,7 @@ func addMarks(plt *plot.Plot, p Panel) error {
 		}
 		lo, hi := plt.Y.Min, plt.Y.Max
 		if p.Kind == Forest {
-			lo, hi = -0.5, float64(len(p.Y.Categories))-0.5
+			lo, hi = -0.5, float64(len(p.Y.Categories))-0.5 // not across the legend's row
 		}
 		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: lo}, {X: m.X, Y: hi}})
 		if err != nil {
