@@ -141,7 +141,9 @@ func TestReportOpensInChromium(t *testing.T) {
 		}
 	}
 
-	shot := filepath.Join(t.TempDir(), "report.png")
+	// Kept with go test -artifacts (under -outputdir); copied to
+	// $E2E_REPORT_SCREENSHOT when set.
+	shot := filepath.Join(t.ArtifactDir(), "report.png")
 	headless(t, browser, both, "--window-size=1400,9000", "--screenshot="+shot)
 	png, err := os.ReadFile(shot)
 	if err != nil {
@@ -156,6 +158,7 @@ func TestReportOpensInChromium(t *testing.T) {
 		}
 		t.Logf("screenshot of the two-run report: %s", dst)
 	}
+	t.Logf("screenshot: %s", shot)
 }
 
 // TestCompareCacheOnOff runs the same long-doc-qa (same seed) on the
