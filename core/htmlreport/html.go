@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/record"
@@ -273,7 +274,7 @@ func overheadTable(r *analysis.Run) table {
 		if f.Key == "verdict.text" {
 			continue
 		}
-		t.Rows = append(t.Rows, []string{f.Key, f.Value})
+		t.Rows = append(t.Rows, []string{f.Key, figure4(f.Value)})
 	}
 	if len(t.Rows) == 0 {
 		t.Empty = "the summary has no overhead certificate (the run was killed, or written before lmbench measured its overhead)"
@@ -332,4 +333,15 @@ func sharePtr(p *float64) string {
 		return "n/a"
 	}
 	return analysis.Percent(*p)
+}
+
+// figure4 shows a number written with more digits than it means
+// (0.0253820000000002) to about four significant digits; anything else
+// (integers, booleans, null, text) as written.
+func figure4(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !strings.ContainsAny(v, ".eE") {
+		return v
+	}
+	return analysis.Num(f)
 }

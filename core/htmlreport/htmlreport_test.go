@@ -294,3 +294,39 @@ func TestEmptyPanelsSayWhy(t *testing.T) {
 		t.Errorf("the page does not say why the TTFT chart is missing")
 	}
 }
+
+// TestKilledRun: a journal without its summary line (the host was killed)
+// still gives a report, which says so and has no overhead certificate.
+func TestKilledRun(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "mrc", record.JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if !bytes.Contains(lines[len(lines)-1], []byte(`"kind":"summary"`)) {
+		t.Fatalf("the journal's last line is not its summary: %.100s", lines[len(lines)-1])
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, record.JournalName), bytes.Join(lines[:len(lines)-1], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := analysis.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, []*analysis.Run{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"killed: the journal has no summary line; the figures are computed from its records",
+		"the summary has no overhead certificate", `id="A-ttft-cdf"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The panels are the same as the finished run's: they come from the records.
+	if d := cmp.Diff(string(panelsJSON(t, RunPanels(load(t, "mrc")))), string(panelsJSON(t, RunPanels(r)))); d != "" {
+		t.Errorf("panels of the killed run differ from the finished run's (-finished +killed):\n%s", d)
+	}
+}
