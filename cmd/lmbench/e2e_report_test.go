@@ -131,6 +131,16 @@ func TestReportOpensInChromium(t *testing.T) {
 			t.Errorf("%s: the page logged to the console:\n%s", page, strings.Join(lines, "\n"))
 		}
 	}
+	// The screenshot is as tall as the page (the page measures itself).
+	height := 9000
+	{
+		dom, _ := headless(t, browser, both, "--window-size=1400,1000", "--dump-dom")
+		if m := body.FindStringSubmatch(dom); m != nil {
+			if h, err := strconv.Atoi(attr(m[1], "data-height")); err == nil {
+				height = min(h, 30000)
+			}
+		}
+	}
 	// The two-run report has the comparison section: the workloads
 	// differ, so it says why the requests are not paired.
 	src, _ := os.ReadFile(both)
@@ -144,7 +154,7 @@ func TestReportOpensInChromium(t *testing.T) {
 	// Kept with go test -artifacts (under -outputdir); copied to
 	// $E2E_REPORT_SCREENSHOT when set.
 	shot := filepath.Join(t.ArtifactDir(), "report.png")
-	headless(t, browser, both, "--window-size=1400,9000", "--screenshot="+shot)
+	headless(t, browser, both, "--window-size=1400,"+strconv.Itoa(height), "--screenshot="+shot)
 	png, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatalf("no screenshot: %v", err)

@@ -336,9 +336,12 @@ func sharePtr(p *float64) string {
 }
 
 // figure4 shows a number written with more digits than it means
-// (0.0253820000000002) to about four significant digits; anything else
-// (integers, booleans, null, text) as written.
+// (0.0253820000000002) to about four significant digits, null as n/a,
+// anything else (integers, booleans, text) as written.
 func figure4(v string) string {
+	if v == "null" {
+		return "n/a"
+	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || !strings.ContainsAny(v, ".eE") {
 		return v

@@ -28,4 +28,5 @@
   document.body.dataset.empty = String(empty);
   document.body.dataset.bad = bad.join(" ");
   document.body.dataset.ok = bad.length === 0 ? "true" : "false";
+  document.body.dataset.height = String(document.documentElement.scrollHeight);
 })();
