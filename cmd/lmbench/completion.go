@@ -16,7 +16,7 @@ import (
 )
 
 // subcommands are completed after "lmbench".
-var subcommands = []string{"run", "sim", "export", "calibrate", "plugins", "version", "completion", "help"}
+var subcommands = []string{"run", "sim", "export", "calibrate", "report", "compare", "plugins", "version", "completion", "help"}
 
 // completionScripts call back into `lmbench __complete WORDS…`, which
 // prints the candidates (an empty answer means: complete file names), so
@@ -129,6 +129,19 @@ func complete(args []string) []string {
 			return flagNames(fs, cur)
 		}
 		return nil // a value: file names
+	case "report", "compare":
+		fs := pflag.NewFlagSet(args[0], pflag.ContinueOnError)
+		if args[0] == "report" {
+			var f reportFlags
+			f.register(fs)
+		} else {
+			var f compareFlags
+			f.register(fs)
+		}
+		if strings.HasPrefix(cur, "-") {
+			return flagNames(fs, cur)
+		}
+		return nil // run directories: file names
 	case "run":
 		return completeRun(args[1:], prev, cur)
 	}

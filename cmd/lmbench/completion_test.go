@@ -13,7 +13,12 @@ func TestComplete(t *testing.T) {
 		want  []string
 	}{
 		{[]string{""}, subcommands},
-		{[]string{"r"}, []string{"run"}},
+		{[]string{"r"}, []string{"run", "report"}},
+		{[]string{"rep"}, []string{"report"}},
+		{[]string{"report", "--res"}, []string{"--resamples"}},
+		{[]string{"report", "-o", ""}, nil}, // a path
+		{[]string{"compare", "--js"}, []string{"--json"}},
+		{[]string{"compare", ""}, nil}, // run directories
 		{[]string{"e"}, []string{"export"}},
 		{[]string{"export", "--jo"}, []string{"--journal"}},
 		{[]string{"export", "--journal", ""}, nil}, // a path
@@ -47,6 +52,8 @@ func TestSmallSubcommandsHelp(t *testing.T) {
 		{[]string{"plugins", "-h"}, []string{"Usage: lmbench plugins"}},
 		{[]string{"completion", "--help"}, []string{"Usage: lmbench completion bash|zsh|fish", "source <(lmbench completion bash)"}},
 		{[]string{"calibrate", "--help"}, []string{"Usage: lmbench calibrate --journal PATH [--repeat N]", "--repeat", "every cost at zero"}},
+		{[]string{"report", "--help"}, []string{"Usage: lmbench report DIR...", "--resamples", "self-contained"}},
+		{[]string{"compare", "-h"}, []string{"Usage: lmbench compare A B", "--pairs", "beyond noise"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := realMain(c.args, strings.NewReader(""), &stdout, &stderr); code != 0 || stderr.Len() != 0 {

@@ -379,7 +379,8 @@ func TestBashCompletion(t *testing.T) {
 	script := `source <(lmbench completion bash)
 COMP_WORDS=(lmbench run --workload long-doc-qa --ldqa-shuf); COMP_CWORD=4; _lmbench; echo "${COMPREPLY[@]}"
 COMP_WORDS=(lmbench run --workload ""); COMP_CWORD=3; _lmbench; echo "${COMPREPLY[@]}"
-COMP_WORDS=(lmbench comp); COMP_CWORD=1; _lmbench; echo "${COMPREPLY[@]}"`
+COMP_WORDS=(lmbench comp); COMP_CWORD=1; _lmbench; echo "${COMPREPLY[@]}"
+COMP_WORDS=(lmbench report --re); COMP_CWORD=2; _lmbench; echo "${COMPREPLY[@]}"`
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
@@ -387,8 +388,8 @@ COMP_WORDS=(lmbench comp); COMP_CWORD=1; _lmbench; echo "${COMPREPLY[@]}"`
 		t.Fatalf("%v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 3 || lines[0] != "--ldqa-shuffle-policy" || !strings.Contains(lines[1], "long-doc-qa") ||
-		!strings.Contains(lines[1], "random-prefill") || lines[2] != "completion" {
+	if len(lines) != 4 || lines[0] != "--ldqa-shuffle-policy" || !strings.Contains(lines[1], "long-doc-qa") ||
+		!strings.Contains(lines[1], "random-prefill") || lines[2] != "compare completion" || lines[3] != "--resamples" {
 		t.Errorf("completions:\n%s", out)
 	}
 	r := lmbench(t, nil, "completion", "tcsh")

@@ -133,6 +133,7 @@ type cliFlags struct {
 	exporters      []string
 	exporterPlugin []string
 	help           bool
+	report         bool
 	sim            sim.Config // --sim-*: the built-in engine's model (with --engine-url builtin)
 }
 
@@ -149,6 +150,7 @@ func runFlags(reg *config.Registry, c *cliFlags) *pflag.FlagSet {
 	fs.StringVar(&c.exportConfig, "export-config", "", "Export the resolved configuration (model auto-detected, tokens per GB resolved; no engine URL or secrets) to a .json, .yaml or .toml file and exit without running.")
 	fs.StringArrayVar(&c.exporters, "exporter", nil, "Extra exporter plugin by name (repeatable); csv is on unless --no-csv.")
 	fs.StringArrayVar(&c.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
+	fs.BoolVar(&c.report, "report", false, "At the end, write the run's HTML report (report.html, as lmbench report) into the output directory.")
 	fs.BoolVarP(&c.help, "help", "h", false, "Show help.")
 	c.sim = sim.DefaultConfig()
 	c.sim.RegisterFlags(fs, simFlagPrefix)

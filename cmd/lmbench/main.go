@@ -49,6 +49,10 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		err = cmdExport(args[1:], stdout, stderr)
 	case "calibrate":
 		err = cmdCalibrate(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout)
+	case "compare":
+		err = cmdCompare(args[1:], stdout)
 	case "plugins":
 		err = cmdPlugins(args[1:], stdout)
 	case "completion":
@@ -86,6 +90,8 @@ Usage:
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
   lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
   lmbench calibrate --journal PATH [--repeat N]         measure the client's own latency for a run's schedule
+  lmbench report DIR... [-o report.html]                write a self-contained HTML report of runs (charts, tables, comparison)
+  lmbench compare A B [C...] [--json]                   compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing
   lmbench plugins                                       list the workload and exporter plugins found
   lmbench completion bash|zsh|fish                      print a shell completion script
   lmbench version

@@ -167,6 +167,11 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 	if err != nil {
 		return exitFailed, err
 	}
+	if r.cli.report {
+		if err := runReport(v.String(keyOutputDir), s.stdout); err != nil {
+			return exitFailed, err
+		}
+	}
 	switch {
 	case res.Interrupted:
 		if res.Err != nil {

@@ -8,8 +8,9 @@
 //
 //	a, _ := analysis.Load("out-vllm")
 //	b, _ := analysis.Load("out-lmcache")
-//	cmp := analysis.Compare(a, b, analysis.Options{})
-//	analysis.WriteComparisons(os.Stdout, []analysis.Comparison{cmp})
+//	runs := []*analysis.Run{a, b}
+//	comps := analysis.CompareAll(runs, analysis.Options{})
+//	analysis.WriteComparisons(os.Stdout, runs, comps, analysis.TextOptions{})
 //
 // Each headline metric (TTFT mean and percentiles, TPOT, pooled ITL, E2E,
 // throughput) comes with the ratio B/A and a 95% percentile-bootstrap

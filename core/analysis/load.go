@@ -52,6 +52,9 @@ type Run struct {
 func Load(path string) (*Run, error) {
 	journal := path
 	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file or directory (want a run's output directory or its %s)", path, record.JournalName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

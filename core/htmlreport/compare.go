@@ -5,28 +5,23 @@ import (
 	"math"
 
 	"github.com/lmbench/lmbench/core/analysis"
-	"github.com/lmbench/lmbench/core/record"
 )
 
 // ComparePanels are the charts of the comparison section: every run's
 // TTFT distribution on one plot, each comparison's ratios with their
 // intervals, and, for paired runs, the per-request TTFT ratios.
 func ComparePanels(runs []*analysis.Run, comps []analysis.Comparison) []Panel {
-	var series []Series
-	for i, r := range runs {
-		var ttft []float64
-		for j := range r.Records {
-			rec := &r.Records[j]
-			if rec.Phase == record.Measure && rec.Success {
-				ttft = append(ttft, rec.TTFT*1000)
-			}
+	var ps []Panel
+	for _, d := range latencies {
+		var series []Series
+		for i, r := range runs {
+			series = append(series, Series{Name: runLabel(i, r), XY: ecdf(d.values(newView(r)))})
 		}
-		series = append(series, Series{Name: runLabel(i, r), XY: ecdf(ttft)})
+		ps = append(ps, cdfPanel(d.id+"-cdf", d.name+" distributions of the runs (CDF)",
+			fmt.Sprintf("Share of each run's %s whose %s is at most x.", d.of, d.what), d.name+" (ms)", series))
 	}
-	ps := []Panel{cdfPanel("cmp-ttft-cdf", "TTFT distributions of the runs (CDF)",
-		"Share of each run's successful measured requests whose TTFT is at most x.", "TTFT (ms)", series)}
 
-	forest := Panel{ID: "cmp-ratios", Title: "Ratios to run A, with 95% intervals", Kind: Forest,
+	forest := Panel{ID: "ratios", Title: "Ratios to run A, with 95% intervals", Kind: Forest,
 		X: Axis{Label: "ratio to run A (1 = the same)"}, Marks: []Mark{{X: 1, Label: "no change"}}}
 	for _, m := range analysis.Headline {
 		forest.Y.Categories = append(forest.Y.Categories, m.Label)
@@ -64,7 +59,7 @@ func ComparePanels(runs []*analysis.Run, comps []analysis.Comparison) []Panel {
 		for _, pr := range c.Pairing.Pairs {
 			ratios = append(ratios, pr.Ratio)
 		}
-		p := cdfPanel("cmp-paired-"+b, fmt.Sprintf("Per-request TTFT ratio %s/A (paired by request id)", b),
+		p := cdfPanel("paired-"+b, fmt.Sprintf("Per-request TTFT ratio %s/A (paired by request id)", b),
 			fmt.Sprintf("For the %d requests that succeeded in both runs, the share whose TTFT in %s divided by its TTFT in A is at most x; left of 1 got faster.", len(ratios), b),
 			fmt.Sprintf("TTFT ratio %s/A per request (1 = the same)", b), []Series{{Name: b + "/A", XY: ecdf(ratios)}})
 		p.Marks = []Mark{{X: 1, Label: "no change"}}

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -29,30 +30,31 @@ const (
 // Panel is one chart: what it shows (the data goldens pin) and how to
 // label it. A panel without data says why in Empty.
 type Panel struct {
-	ID      string
-	Title   string
-	Caption string
-	Kind    Kind
-	X, Y    Axis
-	Series  []Series
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Caption string   `json:"caption"`
+	Kind    Kind     `json:"kind"`
+	X       Axis     `json:"x"`
+	Y       Axis     `json:"y"`
+	Series  []Series `json:"series,omitempty"`
 	// Marks are reference lines across the plot at these X values
 	// ("measured phase starts", a ratio of 1), drawn grey.
-	Marks []Mark
-	Empty string
+	Marks []Mark `json:"marks,omitempty"`
+	Empty string `json:"empty,omitempty"`
 }
 
 // Axis is an axis's label (with its unit), scale and, for categories,
 // their names in order.
 type Axis struct {
-	Label      string
-	Log        bool
-	Categories []string
+	Label      string   `json:"label"`
+	Log        bool     `json:"log,omitempty"`
+	Categories []string `json:"categories,omitempty"`
 }
 
 // Mark is a labelled reference line at X.
 type Mark struct {
-	X     float64
-	Label string
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
 }
 
 // Series is one colour of a panel. Which fields are set depends on the
@@ -60,28 +62,33 @@ type Mark struct {
 // Box (one per category, in order); Values for Bars (one per category);
 // Intervals for Forest.
 type Series struct {
-	Name      string
-	XY        []Point
-	Bins      []Bin
-	Groups    [][]float64
-	Values    []float64
-	Intervals []Interval
+	Name      string      `json:"name"`
+	XY        []Point     `json:"xy,omitempty"`
+	Bins      []Bin       `json:"bins,omitempty"`
+	Groups    [][]float64 `json:"groups,omitempty"`
+	Values    []float64   `json:"values,omitempty"`
+	Intervals []Interval  `json:"intervals,omitempty"`
 }
 
-// Point is one data point.
+// Point is one data point; in JSON, [x, y].
 type Point struct{ X, Y float64 }
+
+func (p Point) MarshalJSON() ([]byte, error) { return json.Marshal([2]float64{p.X, p.Y}) }
 
 // Bin is one histogram bin: [Lo, Hi) holding N values (the last bin
 // includes Hi).
 type Bin struct {
-	Lo, Hi float64
-	N      int
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+	N  int     `json:"n"`
 }
 
 // Interval is a point estimate with its interval, on category Cat.
 type Interval struct {
-	Cat           int
-	Value, Lo, Hi float64
+	Cat   int     `json:"cat"`
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
 }
 
 // Points is how many data points the panel plots.
@@ -142,43 +149,120 @@ func (v *view) marks() []Mark {
 	return []Mark{{X: v.measureStart, Label: "measured phase starts"}}
 }
 
-// RunPanels are the charts of one run, in the order the report shows them.
-func RunPanels(r *analysis.Run) []Panel {
+// PanelGroup is a titled group of a run's panels.
+type PanelGroup struct {
+	Title  string
+	Panels []Panel
+}
+
+// group is one entry of runGroups: a title and what draws its panels.
+type group struct {
+	title  string
+	panels func(v *view) []Panel
+}
+
+// runGroups are the groups of a run's panels, in the page's order. A new
+// source of data (the cache ledger, engine metrics over time, sweep
+// curves) adds its group here, with its panels in a file of its own; a
+// group whose data a run lacks returns panels that say why (Empty).
+var runGroups = []group{
+	{"Latency distributions", (*view).distributions},
+	{"Over time", (*view).overTime},
+	{"By tag", (*view).byTag},
+	{"Prefix cache", func(v *view) []Panel { return []Panel{cachePanel(v.r)} }},
+}
+
+// RunGroups are the charts of one run, grouped, in the page's order.
+func RunGroups(r *analysis.Run) []PanelGroup {
 	v := newView(r)
+	var out []PanelGroup
+	for _, g := range runGroups {
+		if ps := g.panels(v); len(ps) > 0 {
+			out = append(out, PanelGroup{Title: g.title, Panels: ps})
+		}
+	}
+	return out
+}
+
+// RunPanels are the charts of one run, in the page's order.
+func RunPanels(r *analysis.Run) []Panel {
 	var ps []Panel
-	n := len(v.okMeasured)
-	dist := []struct {
-		id, name, what, unit string
-		values               []float64
-		of                   string
-	}{
-		{"ttft", "TTFT", "time to first token (first output chunk − submit)", "requests", v.field(func(r *record.Record) float64 { return r.TTFT * 1000 }),
-			fmt.Sprintf("the %d successful measured requests", n)},
-		{"tpot", "TPOT", "time per output token after the first, (E2E − TTFT) / (output tokens − 1)", "requests", v.field(func(r *record.Record) float64 { return stats.TPOT(r) * 1000 }),
-			"the successful measured requests with 2 output tokens or more"},
-		{"itl", "ITL", "inter-token latency: every gap between consecutive output chunks, pooled", "gaps", v.gaps(),
-			"every gap between output chunks of the successful measured requests (pooled)"},
-		{"e2e", "E2E", "end-to-end latency (finish − submit)", "requests", v.field(func(r *record.Record) float64 { return r.Latency * 1000 }),
-			fmt.Sprintf("the %d successful measured requests", n)},
+	for _, g := range RunGroups(r) {
+		ps = append(ps, g.Panels...)
 	}
-	for _, d := range dist {
+	return ps
+}
+
+// latency is one of the four latency distributions the report draws.
+type latency struct {
+	id, name string
+	// what the figure is, and unit the histogram counts.
+	what, unit string
+	// of says which values: "the successful measured requests", …
+	of     string
+	values func(v *view) []float64
+}
+
+var latencies = []latency{
+	{"ttft", "TTFT", "time to first token (first output chunk − submit)", "requests", "successful measured requests",
+		func(v *view) []float64 { return v.field(func(r *record.Record) float64 { return r.TTFT * 1000 }) }},
+	{"tpot", "TPOT", "time per output token after the first, (E2E − TTFT) / (output tokens − 1)", "requests",
+		"successful measured requests with 2 output tokens or more",
+		func(v *view) []float64 {
+			return v.field(func(r *record.Record) float64 { return stats.TPOT(r) * 1000 })
+		}},
+	{"itl", "ITL", "inter-token latency (a gap between consecutive output chunks)", "gaps",
+		"gaps between output chunks of the successful measured requests (pooled)", (*view).gaps},
+	{"e2e", "E2E", "end-to-end latency (finish − submit)", "requests", "successful measured requests",
+		func(v *view) []float64 { return v.field(func(r *record.Record) float64 { return r.Latency * 1000 }) }},
+}
+
+// distributions are TTFT, TPOT, ITL and E2E as a CDF and a histogram each.
+func (v *view) distributions() []Panel {
+	var ps []Panel
+	for _, d := range latencies {
+		values := d.values(v)
+		of := fmt.Sprintf("the %d %s", len(values), d.of)
 		ps = append(ps, cdfPanel(d.id+"-cdf", d.name+" distribution (CDF)",
-			fmt.Sprintf("Share of %s whose %s is at most x.", d.of, d.what),
-			d.name+" (ms)", []Series{{Name: "measured", XY: ecdf(d.values)}}))
+			fmt.Sprintf("Share of %s whose %s is at most x.", of, d.what),
+			d.name+" (ms)", []Series{{Name: "measured", XY: ecdf(values)}}))
 		ps = append(ps, histPanel(d.id+"-hist", d.name+" histogram",
-			fmt.Sprintf("How many of %s fall in each %s bin.", d.of, d.name),
-			d.name+" (ms)", d.unit, d.values))
+			fmt.Sprintf("How many of %s fall in each %s bin.", of, d.name),
+			d.name+" (ms)", d.unit, values))
 	}
-	ps = append(ps, v.ttftOverTimeByPhase())
-	for _, key := range v.tagKeys(maxColourSeries) {
+	return ps
+}
+
+// overTime is TTFT by phase and by tag, throughput, requests in flight
+// and dispatch lag, over the run's time.
+func (v *view) overTime() []Panel {
+	ps := []Panel{v.ttftOverTimeByPhase()}
+	for _, key := range v.tagKeys(2, maxColourSeries) {
 		ps = append(ps, v.ttftOverTimeByTag(key))
 	}
 	ps = append(ps, v.throughput()...)
-	ps = append(ps, v.inFlight(), v.dispatchLag())
-	for _, key := range v.tagKeys(maxCategories) {
-		ps = append(ps, v.ttftByTag(key))
+	return append(ps, v.inFlight(), v.dispatchLag())
+}
+
+// byTag is TTFT for each value of each tag the workload declares.
+func (v *view) byTag() []Panel {
+	var ps []Panel
+	for _, key := range v.r.Header.TagKeys {
+		vals := v.tagValues(key)
+		switch {
+		case len(vals) > maxCategories:
+			ps = append(ps, Panel{ID: "ttft-by-" + key, Title: "TTFT by " + key, Kind: Box, X: Axis{Label: key + " (tag value)"}, Y: Axis{Label: "TTFT (ms)"},
+				Empty: fmt.Sprintf("the %q tag has %d values, more than the %d a chart shows", key, len(vals), maxCategories)})
+		case len(vals) < 2:
+			why := fmt.Sprintf("no successful measured request has a %q tag", key)
+			if len(vals) == 1 {
+				why = fmt.Sprintf("every successful measured request has %s=%s: nothing to break down", key, vals[0])
+			}
+			ps = append(ps, Panel{ID: "ttft-by-" + key, Title: "TTFT by " + key, Kind: Box, X: Axis{Label: key + " (tag value)"}, Y: Axis{Label: "TTFT (ms)"}, Empty: why})
+		default:
+			ps = append(ps, v.ttftByTag(key))
+		}
 	}
-	ps = append(ps, cachePanel(r))
 	return ps
 }
 
@@ -390,11 +474,11 @@ func naturalCmp(a, b string) int {
 	return cmp.Compare(a, b)
 }
 
-// tagKeys are the declared tag keys with 2 to limit distinct values.
-func (v *view) tagKeys(limit int) []string {
+// tagKeys are the declared tag keys with lo to hi distinct values.
+func (v *view) tagKeys(lo, hi int) []string {
 	var out []string
 	for _, k := range v.r.Header.TagKeys {
-		if n := len(v.tagValues(k)); n >= 2 && n <= limit {
+		if n := len(v.tagValues(k)); n >= lo && n <= hi {
 			out = append(out, k)
 		}
 	}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lmbench/lmbench/core/analysis"
+	"github.com/lmbench/lmbench/core/htmlreport"
+)
+
+const reportUsage = "Usage: lmbench report DIR... [-o report.html] [--seed N] [--resamples N]"
+
+const reportHelp = `
+Write one self-contained HTML page (every style and script inline, the
+charts inline SVG: it opens offline) from finished runs. DIR is a run's
+output directory or its bench_journal.jsonl; a killed run's figures are
+computed from its journal. For each run: its status, latencies, prefix
+cache, failures, overhead certificate and configuration as tables, and
+charts of TTFT, TPOT, ITL and E2E (CDF and histogram), TTFT over time by
+phase and by tag, throughput, requests in flight and dispatch lag over
+time, TTFT by tag and the cache block. With two runs or more, a comparison
+section first: every run against the first (lmbench compare's table),
+their distributions overlaid, and per-request pairing when the runs share
+their workload and seed. docs/report.md describes every panel.
+`
+
+// reportFlags are lmbench report's flags.
+type reportFlags struct {
+	output    string
+	seed      uint64
+	resamples int
+	help      bool
+}
+
+func (f *reportFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.output, "output", "o", "report.html", "HTML file to write.")
+	fs.Uint64Var(&f.seed, "seed", analysis.DefaultSeed, "Seed of the comparison's bootstrap resampling (the same seed gives the same intervals).")
+	fs.IntVar(&f.resamples, "resamples", analysis.DefaultResamples, "Bootstrap resamples per interval (fewer are drawn for very large runs; the page says how many).")
+	fs.BoolVarP(&f.help, "help", "h", false, "Show help.")
+	fs.SortFlags = false
+}
+
+// cmdReport is `lmbench report`.
+func cmdReport(args []string, stdout io.Writer) error {
+	var f reportFlags
+	fs := pflag.NewFlagSet("lmbench report", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if f.help {
+		fmt.Fprintln(stdout, reportUsage)
+		fmt.Fprint(stdout, reportHelp, "\nFlags:\n", fs.FlagUsagesWrapped(100))
+		return nil
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("no run given: name one or more run output directories (or their bench_journal.jsonl)")}
+	}
+	if f.output == "" {
+		return usageError{errors.New("-o/--output: must name a file, got an empty value")}
+	}
+	if f.resamples < analysis.MinResamples {
+		return usageError{fmt.Errorf("--resamples: must be >= %d, got %d", analysis.MinResamples, f.resamples)}
+	}
+	runs, err := loadRuns(fs.Args())
+	if err != nil {
+		return err
+	}
+	opt := htmlreport.Options{Compare: analysis.Options{Seed: f.seed, Resamples: f.resamples}, Version: version}
+	if err := writeReport(f.output, runs, opt); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Report: %s\n", f.output)
+	return nil
+}
+
+// loadRuns reads every run named; an error names the path and what was
+// expected there.
+func loadRuns(paths []string) ([]*analysis.Run, error) {
+	var runs []*analysis.Run
+	for _, p := range paths {
+		r, err := analysis.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// writeReport writes the page to a temporary file beside path and renames
+// it into place, so a reader never sees half a report.
+func writeReport(path string, runs []*analysis.Run, opt htmlreport.Options) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
+	if err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := htmlreport.Write(tmp, runs, opt); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return nil
+}
+
+// runReportName is the report lmbench run --report writes.
+const runReportName = "report.html"
+
+// runReport is lmbench run --report: the report of the run just finished,
+// written into its output directory; its path is printed after the
+// summary.
+func runReport(outputDir string, stdout io.Writer) error {
+	r, err := analysis.Load(outputDir)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	path := filepath.Join(outputDir, runReportName)
+	if err := writeReport(path, []*analysis.Run{r}, htmlreport.Options{Version: version}); err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	fmt.Fprintf(stdout, "Report: %s\n", path)
+	return nil
+}
