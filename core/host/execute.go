@@ -77,6 +77,8 @@ type Plan struct {
 	// Abort says when the run stops early (a dead or failing engine, a
 	// failed warmup request).
 	Abort AbortPolicy
+	// Metrics scrapes the engine's /metrics through the run; nil: off.
+	Metrics *MetricsPlan
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -164,6 +166,9 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
+	if obs.metrics, err = startMetrics(runCtx, p); err != nil {
+		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
+	}
 	stopProgress := startProgress(runCtx, p, obs)
 	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
 		if obs.setAbort(a) {
@@ -227,6 +232,12 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
 	}
 	rep.Overhead = res.Overhead
+	if rep.Engine, err = obs.metrics.finish(); err != nil {
+		res.Err = errors.Join(res.Err, err)
+	}
+	if rep.Engine != nil && rep.Engine.SamplesFile != "" {
+		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
+	}
 	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
 	for _, r := range fan.Finish(summary, 60*time.Second) {
 		if r.Err != nil {
@@ -385,6 +396,7 @@ type observer struct {
 	live            *stats.Live    // running numbers, for progress
 	trace           *telemetry.Run // nil when tracing is off
 	probe           *overheadProbe // the measured phase's overhead probe
+	metrics         *metricsRun    // nil when the engine's /metrics is not read
 	log             zerolog.Logger
 
 	// The abort policy's state, failures told as they happen, and the
@@ -441,6 +453,7 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	if o.trace != nil {
 		o.trace.StartPhase(ph.String(), o.wallTime(start))
 	}
+	o.metrics.phaseStarted(ph)
 	o.mu.Lock()
 	o.phase, o.phaseStart = ph, start
 	o.mu.Unlock()
@@ -461,6 +474,7 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	if o.trace != nil {
 		o.trace.EndPhase(o.wallTime(end))
 	}
+	o.metrics.phaseEnded(ph)
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/enginemetrics"
+	"github.com/lmbench/lmbench/core/host"
+)
+
+// Config keys of the engine-metrics options.
+const (
+	keyMetricsURL      = "metrics_url"
+	keyMetricsInterval = "metrics_interval"
+	keyNoMetrics       = "no_metrics"
+)
+
+// metricsOptions are the options of reading the engine's own /metrics.
+func metricsOptions() []config.Option {
+	return []config.Option{
+		{Key: keyMetricsURL, Type: tString, Label: "Engine metrics URL", Group: generalGroup, Advanced: true,
+			Help: "Prometheus /metrics of the engine, scraped at the start, at each phase boundary and every --metrics-interval (default: the engine URL's origin + /metrics). A failed scrape is recorded, never fails the run."},
+		{Key: keyMetricsInterval, Type: tDuration, Default: enginemetrics.DefaultInterval, Label: "Engine metrics interval",
+			Group: generalGroup, Advanced: true,
+			Help: "Time between scrapes of the engine's /metrics inside a phase (0 = only at the phase boundaries)."},
+		{Key: keyNoMetrics, Type: tBool, Default: false, Label: "Skip engine metrics", Group: generalGroup, Advanced: true,
+			Help: "Do not read the engine's /metrics (no bench_metrics.jsonl, no engine_metrics in the summary)."},
+	}
+}
+
+// checkMetrics checks the engine-metrics options, before any traffic.
+func checkMetrics(v *config.Values) error {
+	if v.Bool(keyNoMetrics) {
+		return nil
+	}
+	if u := v.String(keyMetricsURL); u != "" {
+		if err := enginemetrics.CheckURL(u); err != nil {
+			return fmt.Errorf("%s: %w", v.Origin(keyMetricsURL), err)
+		}
+	}
+	if d := v.Duration(keyMetricsInterval); d < 0 {
+		return fmt.Errorf("%s: must be >= 0, got %v", v.Origin(keyMetricsInterval), d)
+	}
+	return nil
+}
+
+// metricsPlan is the run's engine-metrics plan, nil with --no-metrics.
+func metricsPlan(v *config.Values, engineURL string) (*host.MetricsPlan, error) {
+	if v.Bool(keyNoMetrics) {
+		return nil, nil
+	}
+	u := v.String(keyMetricsURL)
+	if u == "" {
+		var err error
+		if u, err = enginemetrics.URLFor(engineURL); err != nil {
+			return nil, fmt.Errorf("%s: %w (set --metrics-url or --no-metrics)", v.Origin(keyMetricsURL), err)
+		}
+	}
+	return &host.MetricsPlan{URL: u, Interval: v.Duration(keyMetricsInterval)}, nil
+}
