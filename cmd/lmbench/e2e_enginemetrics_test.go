@@ -173,9 +173,16 @@ func TestEngineMetricsNAWithoutEndpoint(t *testing.T) {
 	out := t.TempDir()
 	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill",
 		"--tokens-per-gb-kvcache", "8192", "--kv-cache-volume", "0.01", "--rp-num-requests", "3",
-		"--no-interactive", "-q", "--json", "--output-dir", out)
+		"--reset-cache", "before-warmup", "--no-interactive", "-q", "--json", "--output-dir", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	// No /reset_prefix_cache either: the reset is reported failed, the
+	// run goes on.
+	l := readLedger(t, out)
+	if l.Reset == nil || l.Reset.Cleared != "no" || l.Reset.Status == nil || *l.Reset.Status != 404 ||
+		!hasVerdict(l, "VLLM_SERVER_DEV_MODE=1") {
+		t.Errorf("reset on an engine without the endpoint: %+v, verdicts %q", l.Reset, l.Verdicts)
 	}
 	want := "Engine metrics: n/a (GET " + eng.srv.URL + "/metrics: 404"
 	if !strings.Contains(strings.ReplaceAll(r.stdout, "\n  ", " "), want) {

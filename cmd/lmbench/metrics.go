@@ -13,6 +13,7 @@ const (
 	keyMetricsURL      = "metrics_url"
 	keyMetricsInterval = "metrics_interval"
 	keyNoMetrics       = "no_metrics"
+	keyResetCache      = "reset_cache"
 )
 
 // metricsOptions are the options of reading the engine's own /metrics.
@@ -25,7 +26,23 @@ func metricsOptions() []config.Option {
 			Help: "Time between scrapes of the engine's /metrics inside a phase (0 = only at the phase boundaries)."},
 		{Key: keyNoMetrics, Type: tBool, Default: false, Label: "Skip engine metrics", Group: generalGroup, Advanced: true,
 			Help: "Do not read the engine's /metrics (no bench_metrics.jsonl, no engine_metrics in the summary)."},
+		{Key: keyResetCache, Type: tEnum, Enum: host.ResetModes, Default: host.ResetNever, Label: "Reset the prefix cache",
+			Group: generalGroup, Advanced: true,
+			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
 	}
+}
+
+// resetPlan is the run's --reset-cache, nil for never.
+func resetPlan(v *config.Values, engineURL string) (*host.ResetPlan, error) {
+	when := v.String(keyResetCache)
+	if when == "" || when == host.ResetNever {
+		return nil, nil
+	}
+	u, err := host.ResetURLFor(engineURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.Origin(keyResetCache), err)
+	}
+	return &host.ResetPlan{When: when, URL: u}, nil
 }
 
 // checkMetrics checks the engine-metrics options, before any traffic.

@@ -158,6 +158,10 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 	if err != nil {
 		return exitFailed, err
 	}
+	reset, err := resetPlan(v, p.EngineURL)
+	if err != nil {
+		return exitFailed, err
+	}
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -169,7 +173,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing, Metrics: metrics,
+		Tracing: tracing, Metrics: metrics, Reset: reset,
 	})
 	if err != nil {
 		return exitFailed, err

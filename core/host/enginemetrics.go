@@ -40,8 +40,8 @@ type metricsRun struct {
 	plan MetricsPlan
 }
 
-// startMetrics creates the scraper and its file in the output directory,
-// and takes the run's first sample.
+// startMetrics creates the scraper and its file in the output directory;
+// begin takes the run's first sample.
 func startMetrics(ctx context.Context, p Plan) (*metricsRun, error) {
 	if p.Metrics == nil {
 		return nil, nil
@@ -53,10 +53,25 @@ func startMetrics(ctx context.Context, p Plan) (*metricsRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &metricsRun{ctx: ctx, s: s, log: p.Log, plan: *p.Metrics}
-	m.s.Scrape(ctx, enginemetrics.PointRunStart)
-	m.s.Start(ctx)
-	return m, nil
+	return &metricsRun{ctx: ctx, s: s, log: p.Log, plan: *p.Metrics}, nil
+}
+
+// begin takes the run's first sample and starts the interval scrapes.
+func (m *metricsRun) begin() {
+	if m == nil {
+		return
+	}
+	m.s.Scrape(m.ctx, enginemetrics.PointRunStart)
+	m.s.Start(m.ctx)
+}
+
+// scrape takes a sample now; nil when metrics are off.
+func (m *metricsRun) scrape(ctx context.Context, point string) *enginemetrics.Sample {
+	if m == nil {
+		return nil
+	}
+	s := m.s.Scrape(ctx, point)
+	return &s
 }
 
 func (m *metricsRun) phaseStarted(ph protocol.Phase) {
@@ -66,19 +81,27 @@ func (m *metricsRun) phaseStarted(ph protocol.Phase) {
 	m.s.SetPhase(ph.String())
 }
 
-// phaseEnded samples the end of a phase, and before the measured phase
-// its start.
-func (m *metricsRun) phaseEnded(ph protocol.Phase) {
-	if m == nil {
-		return
+// phaseEnded samples the end of a phase, and after the warmup phase
+// calls between (a cache reset) before sampling the measured phase's
+// start.
+func (m *metricsRun) phaseEnded(ph protocol.Phase, between func()) {
+	sample := func(point string) {
+		if m != nil {
+			m.s.Scrape(m.ctx, point)
+		}
 	}
-	m.s.SetPhase("")
+	if m != nil {
+		m.s.SetPhase("")
+	}
 	switch ph {
 	case protocol.Warmup:
-		m.s.Scrape(m.ctx, enginemetrics.PointWarmupEnd)
-		m.s.Scrape(m.ctx, enginemetrics.PointMeasureStart)
+		sample(enginemetrics.PointWarmupEnd)
+		if between != nil {
+			between()
+		}
+		sample(enginemetrics.PointMeasureStart)
 	case protocol.Measure:
-		m.s.Scrape(m.ctx, enginemetrics.PointMeasureEnd)
+		sample(enginemetrics.PointMeasureEnd)
 	}
 }
 
@@ -123,7 +146,7 @@ func engineMetricsOf(url string, samples []enginemetrics.Sample, file string) *r
 	e.Measure = enginePhase(phases[1], e.Engine)
 	for _, p := range phases {
 		if len(p.Reset) > 0 {
-			e.Verdicts = append(e.Verdicts, fmt.Sprintf("the engine's %s went down during the %s phase (did it restart?): "+
+			e.Notes = append(e.Notes, fmt.Sprintf("the engine's %s went down during the %s phase (did it restart?): "+
 				"their deltas are left out", strings.Join(p.Reset, ", "), p.Name))
 		}
 	}

@@ -79,6 +79,8 @@ type Plan struct {
 	Abort AbortPolicy
 	// Metrics scrapes the engine's /metrics through the run; nil: off.
 	Metrics *MetricsPlan
+	// Reset resets the engine's prefix cache and checks it; nil: never.
+	Reset *ResetPlan
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -91,6 +93,10 @@ type Result struct {
 	RunID    string
 	Final    stats.Final
 	Overhead *report.Overhead // the client's overhead certificate
+	// Engine is what the engine's /metrics said (nil: not read); Ledger
+	// the cache reset's check and the cache ledger.
+	Engine *report.EngineMetrics
+	Ledger *report.CacheLedger
 	// Status is how the run ended; Interrupted is Status == Interrupted
 	// (Ctrl-C or SIGTERM). Abort is why an aborted run was stopped.
 	Status      record.Status
@@ -166,9 +172,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
-	if obs.metrics, err = startMetrics(runCtx, p); err != nil {
-		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
-	}
+	obs.cache = startCache(runCtx, p)
 	stopProgress := startProgress(runCtx, p, obs)
 	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
 		if obs.setAbort(a) {
@@ -232,9 +236,10 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
 	}
 	rep.Overhead = res.Overhead
-	if rep.Engine, err = obs.metrics.finish(); err != nil {
+	if rep.Engine, rep.Ledger, err = obs.cache.finish(keep.scan, p.Report.Workload); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
+	res.Engine, res.Ledger = rep.Engine, rep.Ledger
 	if rep.Engine != nil && rep.Engine.SamplesFile != "" {
 		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
 	}
@@ -396,7 +401,7 @@ type observer struct {
 	live            *stats.Live    // running numbers, for progress
 	trace           *telemetry.Run // nil when tracing is off
 	probe           *overheadProbe // the measured phase's overhead probe
-	metrics         *metricsRun    // nil when the engine's /metrics is not read
+	cache           *cacheRun      // the engine's metrics, the cache reset and ledger
 	log             zerolog.Logger
 
 	// The abort policy's state, failures told as they happen, and the
@@ -453,7 +458,7 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	if o.trace != nil {
 		o.trace.StartPhase(ph.String(), o.wallTime(start))
 	}
-	o.metrics.phaseStarted(ph)
+	o.cache.phaseStarted(ph)
 	o.mu.Lock()
 	o.phase, o.phaseStart = ph, start
 	o.mu.Unlock()
@@ -474,7 +479,7 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	if o.trace != nil {
 		o.trace.EndPhase(o.wallTime(end))
 	}
-	o.metrics.phaseEnded(ph)
+	o.cache.phaseEnded(ph)
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {

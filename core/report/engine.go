@@ -24,10 +24,9 @@ type EngineMetrics struct {
 	SamplesFile string
 	Warmup      EnginePhase
 	Measure     EnginePhase
-	// Reset is the cache reset and its check; nil when none was asked.
-	Reset *CacheReset
-	// Verdicts are the warnings about the cache, in order.
-	Verdicts []string
+	// Notes are warnings about the metrics themselves (a counter that
+	// went down), in order.
+	Notes []string
 }
 
 // Available reports whether any engine metric was read.
@@ -54,19 +53,6 @@ type EnginePhase struct {
 type EngineDist struct {
 	Count               float64
 	Mean, P50, P90, P99 float64
-}
-
-// CacheReset is a --reset-cache and what its check found.
-type CacheReset struct {
-	When string // before-warmup, before-measure
-	// Status is the HTTP status the reset answered (0: it never answered;
-	// Error says why).
-	Status int
-	Error  string
-	// Cleared: the check's verdict, "yes", "no" or "unknown"; Detail
-	// says how the check saw it.
-	Cleared string
-	Detail  string
 }
 
 // NaNDist is an EngineDist with nothing in it.
@@ -125,14 +111,8 @@ func engineSection(e *EngineMetrics, f stats.Final) string {
 			entry{"Engine P50 ITL (ms)", m.ITL.P50},
 			entry{"Engine P50 E2E (ms)", m.E2E.P50})
 	}
-	if r := e.Reset; r != nil {
-		add(entry{"Cache reset (" + r.When + ")", r.Cleared})
-		if r.Detail != "" {
-			text("Reset: " + r.Detail)
-		}
-	}
-	for _, v := range e.Verdicts {
-		text("WARNING: " + v)
+	for _, v := range e.Notes {
+		text("Note: " + v)
 	}
 	return b.String()
 }
@@ -143,11 +123,6 @@ func withEngineMetrics(doc []kv, e *EngineMetrics) []kv {
 	if e == nil {
 		return doc
 	}
-	var reset any
-	if r := e.Reset; r != nil {
-		reset = []kv{{"when", r.When}, {"status", orNullInt(r.Status)}, {"error", orNull(r.Error)},
-			{"cleared", r.Cleared}, {"detail", orNull(r.Detail)}}
-	}
 	return append(doc, kv{"engine_metrics", []kv{
 		{"url", e.URL},
 		{"engine", orNull(e.Engine)},
@@ -157,8 +132,7 @@ func withEngineMetrics(doc []kv, e *EngineMetrics) []kv {
 		{"samples_file", orNull(e.SamplesFile)},
 		{"warmup", enginePhaseJSON(e.Warmup)},
 		{"measure", enginePhaseJSON(e.Measure)},
-		{"reset", reset},
-		{"verdicts", append([]string{}, e.Verdicts...)},
+		{"notes", append([]string{}, e.Notes...)},
 	}})
 }
 

@@ -63,6 +63,9 @@ type Run struct {
 	Overhead *Overhead
 	// Engine is what the engine's /metrics said; nil: not scraped.
 	Engine *EngineMetrics
+	// Ledger is the cache reset's check and the cache ledger; nil: none
+	// (a summary recomputed from a journal).
+	Ledger *CacheLedger
 }
 
 // Width of the terminal summary.
@@ -206,6 +209,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
+	b.WriteString(ledgerSection(run.Ledger))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
 	b.WriteString(failureEntry("Measured", f.Failures.Measure).String() + "\n")
@@ -402,6 +406,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	}
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)
+	doc = withCacheLedger(doc, run.Ledger)
 	var b strings.Builder
 	writeObject(&b, doc, 0)
 	return []byte(b.String())

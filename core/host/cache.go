@@ -1,0 +1,72 @@
+package host
+
+import (
+	"context"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// cacheRun is what a run does about the engine's KV cache besides
+// measuring requests: it reads the engine's /metrics (nil metrics: off),
+// resets the prefix cache when --reset-cache asks and checks the reset,
+// and at the end sets the journal's cached tokens beside the engine's
+// counters (the cache ledger).
+type cacheRun struct {
+	ctx     context.Context
+	metrics *metricsRun
+	reset   *ResetPlan
+	sender  Sender
+	log     zerolog.Logger
+	ledger  report.CacheLedger
+}
+
+// startCache prepares the run's cache work and does what comes before the
+// warmup phase: a reset before-warmup, then the run's first sample.
+func startCache(ctx context.Context, p Plan) *cacheRun {
+	c := &cacheRun{ctx: ctx, reset: p.Reset, sender: p.Sender, log: p.Log}
+	var err error
+	if c.metrics, err = startMetrics(ctx, p); err != nil {
+		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
+	}
+	if c.reset != nil && c.reset.When == ResetBeforeWarmup {
+		c.ledger.Reset = resetCache(ctx, c.reset, c.sender, c.metrics, c.log)
+	}
+	c.metrics.begin()
+	return c
+}
+
+func (c *cacheRun) phaseStarted(ph protocol.Phase) {
+	if c != nil {
+		c.metrics.phaseStarted(ph)
+	}
+}
+
+// phaseEnded samples the phase's end; between the phases it resets the
+// cache when asked to before the measured phase.
+func (c *cacheRun) phaseEnded(ph protocol.Phase) {
+	if c == nil {
+		return
+	}
+	var between func()
+	if c.reset != nil && c.reset.When == ResetBeforeMeasure {
+		between = func() { c.ledger.Reset = resetCache(c.ctx, c.reset, c.sender, c.metrics, c.log) }
+	}
+	c.metrics.phaseEnded(ph, between)
+}
+
+// finish ends the scraping and computes the summary's engine block and
+// cache ledger from the samples and the journal (scan).
+func (c *cacheRun) finish(scan scanFunc, workload string) (*report.EngineMetrics, *report.CacheLedger, error) {
+	if c == nil {
+		return nil, nil, nil
+	}
+	e, err := c.metrics.finish()
+	l := c.ledger
+	if verr := judgeLedger(&l, scan, workload, e); verr != nil {
+		return e, &l, verr
+	}
+	return e, &l, err
+}
