@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,18 +80,28 @@ func journalCached(t *testing.T, dir string) (cached map[record.Phase]float64, n
 // engine: the per-phase deltas of the engine's prefix-hit counters (GPU
 // plus connector) agree with the journal's cached_tokens within one block
 // per request (the simulator's agree exactly), with a GPU tier that holds
-// every document and with one that spills to the CPU tier.
+// every document and with one that spills to the CPU tier; and the same for
+// prefix-suffix-tuner.
 func TestEngineMetricsAgreeWithTheJournal(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	for name, gpuGB := range map[string]string{"gpu": "8", "spill-to-cpu": "0.25"} {
+	ldqa := []string{"--workload", "long-doc-qa", "--kv-cache-volume", "0.5", "--ldqa-document-length", "500",
+		"--ldqa-query-per-document", "2"}
+	// prefix-suffix-tuner thrashing a small GPU tier, its pool held by the
+	// CPU tier: every measured hit is the connector's.
+	psf := []string{"--workload", "prefix-suffix-tuner", "--psf-context-length", "400", "--psf-prefix-ratio", "0.5",
+		"--psf-thrash", "0.5", "--sim-gpu-gb", "0.5", "--sim-cpu-gb", "8"}
+	for name, args := range map[string][]string{
+		"long-doc-qa":              slices.Concat(ldqa, []string{"--sim-gpu-gb", "8"}),
+		"long-doc-qa/spill-to-cpu": slices.Concat(ldqa, []string{"--sim-gpu-gb", "0.25"}),
+		"prefix-suffix-tuner":      psf,
+	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			out := t.TempDir()
-			r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "long-doc-qa",
-				"--kv-cache-volume", "0.5", "--ldqa-document-length", "500", "--ldqa-query-per-document", "2",
-				"--sim-tokens-per-gb", "4096", "--sim-time-scale", "0", "--sim-gpu-gb", gpuGB,
-				"--no-interactive", "-q", "--json", "--output-dir", out)
+			r := lmbench(t, nil, append(append([]string{"run", "--engine-url", "builtin"}, args...),
+				"--sim-tokens-per-gb", "4096", "--sim-time-scale", "0",
+				"--no-interactive", "-q", "--json", "--output-dir", out)...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -116,11 +127,17 @@ func TestEngineMetricsAgreeWithTheJournal(t *testing.T) {
 					t.Errorf("%s: engine TTFT count %v, want %d", ph.name, ph.stats.TTFT.Count, n[ph.name])
 				}
 			}
+			// The summary's ledger says the same.
+			l := readLedger(t, out)
+			if l.Warmup.Agrees != "yes" || l.Measure.Agrees != "yes" || len(l.Verdicts) != 0 {
+				t.Errorf("cache_ledger: warmup %+v, measure %+v, verdicts %q; want both agreeing, no verdict",
+					l.Warmup, l.Measure, l.Verdicts)
+			}
 			if cached[record.Measure] == 0 {
 				t.Error("the measured questions found nothing cached: the test proves nothing")
 			}
-			if name == "spill-to-cpu" && *e.Measure.External == 0 {
-				t.Error("spill-to-cpu: no connector hit measured")
+			if name != "long-doc-qa" && *e.Measure.External == 0 {
+				t.Error("no connector hit measured: the CPU tier was not exercised")
 			}
 			if !strings.Contains(r.stdout, "Engine P50 TTFT (ms)") || !strings.Contains(r.stdout, "lmbench P50 TTFT (ms)") {
 				t.Errorf("terminal summary lacks the engine's TTFT beside lmbench's:\n%s", r.stdout)

@@ -14,6 +14,7 @@ const (
 	keyMetricsInterval = "metrics_interval"
 	keyNoMetrics       = "no_metrics"
 	keyResetCache      = "reset_cache"
+	keyBlockSize       = "block_size"
 )
 
 // metricsOptions are the options of reading the engine's own /metrics.
@@ -29,6 +30,9 @@ func metricsOptions() []config.Option {
 		{Key: keyResetCache, Type: tEnum, Enum: host.ResetModes, Default: host.ResetNever, Label: "Reset the prefix cache",
 			Group: generalGroup, Advanced: true,
 			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
+		{Key: keyBlockSize, Type: tInt, Default: int64(host.DefaultBlockSize), Label: "Engine KV block size",
+			Group: generalGroup, Advanced: true,
+			Help: "The engine's KV-cache block in tokens (vLLM's --block-size): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters."},
 	}
 }
 
@@ -47,6 +51,9 @@ func resetPlan(v *config.Values, engineURL string) (*host.ResetPlan, error) {
 
 // checkMetrics checks the engine-metrics options, before any traffic.
 func checkMetrics(v *config.Values) error {
+	if n := v.Int(keyBlockSize); n < 1 {
+		return fmt.Errorf("%s: must be >= 1, got %d", v.Origin(keyBlockSize), n)
+	}
 	if v.Bool(keyNoMetrics) {
 		return nil
 	}

@@ -9,6 +9,9 @@ import (
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
+// DefaultBlockSize is vLLM's default KV block, in tokens.
+const DefaultBlockSize = 16
+
 // cacheRun is what a run does about the engine's KV cache besides
 // measuring requests: it reads the engine's /metrics (nil metrics: off),
 // resets the prefix cache when --reset-cache asks and checks the reset,
@@ -21,12 +24,18 @@ type cacheRun struct {
 	sender  Sender
 	log     zerolog.Logger
 	ledger  report.CacheLedger
+	// blockSize is the engine's KV block in tokens: the ledger's
+	// tolerance per request.
+	blockSize int
 }
 
 // startCache prepares the run's cache work and does what comes before the
 // warmup phase: a reset before-warmup, then the run's first sample.
 func startCache(ctx context.Context, p Plan) *cacheRun {
-	c := &cacheRun{ctx: ctx, reset: p.Reset, sender: p.Sender, log: p.Log}
+	c := &cacheRun{ctx: ctx, reset: p.Reset, sender: p.Sender, log: p.Log, blockSize: p.BlockSize}
+	if c.blockSize <= 0 {
+		c.blockSize = DefaultBlockSize
+	}
 	var err error
 	if c.metrics, err = startMetrics(ctx, p); err != nil {
 		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
@@ -65,7 +74,7 @@ func (c *cacheRun) finish(scan scanFunc, workload string) (*report.EngineMetrics
 	}
 	e, err := c.metrics.finish()
 	l := c.ledger
-	if verr := judgeLedger(&l, scan, workload, e); verr != nil {
+	if verr := judgeLedger(&l, scan, workload, e, c.blockSize); verr != nil {
 		return e, &l, verr
 	}
 	return e, &l, err

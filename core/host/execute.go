@@ -81,6 +81,9 @@ type Plan struct {
 	Metrics *MetricsPlan
 	// Reset resets the engine's prefix cache and checks it; nil: never.
 	Reset *ResetPlan
+	// BlockSize is the engine's KV-cache block in tokens, the cache
+	// ledger's tolerance per request (0: DefaultBlockSize).
+	BlockSize int
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).

@@ -48,7 +48,7 @@ type journalCache struct {
 // reported per request, fills the ledger's phases and sets its verdicts:
 // a reset that failed or did not clear, hits where the workload expected
 // none.
-func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *report.EngineMetrics) error {
+func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *report.EngineMetrics, blockSize int) error {
 	var ph [2]journalCache
 	_, err := scan(func(r *record.Record) error {
 		p := &ph[1]
@@ -95,8 +95,68 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 		l.Verdicts = append(l.Verdicts, fmt.Sprintf("%d of %d requests %s expects cold (%s) found cached tokens "+
 			"(%d in all): hits carried over from an earlier run; %s", hit, cold, workload, coldWhy[workload], cachedCold, fix))
 	}
-	_ = e
+	if e != nil && e.Available() {
+		l.Warmup = withEngine(l.Warmup, e.Warmup, blockSize)
+		l.Measure = withEngine(l.Measure, e.Measure, blockSize)
+	}
+	l.Verdicts = append(l.Verdicts, ledgerVerdicts(l, ph, workload)...)
 	return nil
+}
+
+// withEngine sets the engine's counters beside a phase's journal side.
+// vLLM counts its own prefix cache and a KV connector's apart; a request's
+// cached_tokens is both (an engine without a connector has no external
+// series: none).
+func withEngine(p report.LedgerPhase, e report.EnginePhase, blockSize int) report.LedgerPhase {
+	if math.IsNaN(e.PrefixHits) {
+		return p
+	}
+	p.Engine = e.PrefixHits
+	if !math.IsNaN(e.ExternalHits) {
+		p.Engine += e.ExternalHits
+	}
+	p.Difference = float64(p.Journal) - p.Engine
+	p.Tolerance = float64(blockSize * p.Requests)
+	p.Agrees = report.Agreement(p.Difference, p.Tolerance)
+	return p
+}
+
+// enablePromptTokensDetails is how vLLM is told to report cached tokens.
+const enablePromptTokensDetails = "vLLM reports them only when started with --enable-prompt-tokens-details"
+
+// ledgerVerdicts are the ledger's own warnings: an engine that reports
+// no cached tokens, per-request figures the counters contradict.
+func ledgerVerdicts(l *report.CacheLedger, ph [2]journalCache, workload string) []string {
+	var out []string
+	var journal int64
+	for _, p := range ph {
+		journal += p.cached
+	}
+	engine := 0.0
+	for _, p := range []report.LedgerPhase{l.Warmup, l.Measure} {
+		if !math.IsNaN(p.Engine) {
+			engine += p.Engine
+		}
+	}
+	switch {
+	case journal == 0 && engine > 0:
+		out = append(out, fmt.Sprintf("the engine reports no cached tokens: its counters show %d prefix-cache hit tokens, "+
+			"but no request's usage had cached_tokens (%s)", int64(engine), enablePromptTokensDetails))
+	case journal == 0 && workload != "random-prefill" && ph[0].requests+ph[1].requests > 0:
+		out = append(out, "no request reported cached tokens: nothing hit the cache, or the engine does not report them ("+
+			enablePromptTokensDetails+")")
+	}
+	for _, p := range []struct {
+		name string
+		p    report.LedgerPhase
+	}{{"warmup", l.Warmup}, {"measured", l.Measure}} {
+		if p.p.Agrees == "no" && journal > 0 {
+			out = append(out, fmt.Sprintf("the %s phase's cached tokens (%d, from the requests) and the engine's hit counters "+
+				"(%d) differ by more than one block per request: another client shares the engine, or it counts otherwise",
+				p.name, p.p.Journal, int64(p.p.Engine)))
+		}
+	}
+	return out
 }
 
 // ledgerPhase is a phase's journal side of the ledger.
