@@ -136,6 +136,14 @@ func TestEngineMetricsAgreeWithTheJournal(t *testing.T) {
 			if cached[record.Measure] == 0 {
 				t.Error("the measured questions found nothing cached: the test proves nothing")
 			}
+			// long-doc-qa declares the document as each question's
+			// reusable prefix: on the built-in engine (a token is a word)
+			// it is exactly what was found.
+			if strings.HasPrefix(name, "long-doc-qa") && (l.Measure.Declared != n[record.Measure] ||
+				l.Measure.Expected == nil || *l.Measure.Expected != cached[record.Measure]) {
+				t.Errorf("measured: %d declared, expected %v cached tokens; want %d, %v",
+					l.Measure.Declared, l.Measure.Expected, n[record.Measure], cached[record.Measure])
+			}
 			if name != "long-doc-qa" && *e.Measure.External == 0 {
 				t.Error("no connector hit measured: the CPU tier was not exercised")
 			}
@@ -179,6 +187,28 @@ func metricPoints(t *testing.T, path string) []string {
 		}
 	}
 	return points
+}
+
+// TestDeclaredReuseShortIsFlagged: long-doc-qa on a GPU tier too small
+// for its documents finds less than it declared, and the ledger says so.
+func TestDeclaredReuseShortIsFlagged(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "long-doc-qa",
+		"--kv-cache-volume", "0.5", "--ldqa-document-length", "500", "--ldqa-query-per-document", "2",
+		"--sim-tokens-per-gb", "4096", "--sim-time-scale", "0", "--sim-gpu-gb", "0.1", "--sim-cpu-gb", "0",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	l := readLedger(t, out)
+	if l.Measure.Short == 0 || !hasVerdict(l, "found more than a block less cached than long-doc-qa expected") {
+		t.Errorf("a cache too small: measure %+v, verdicts %q; want short requests flagged", l.Measure, l.Verdicts)
+	}
+	if l.Measure.Agrees != "yes" {
+		t.Errorf("the engine's counters still agree with the requests: agrees %q", l.Measure.Agrees)
+	}
 }
 
 // TestEngineMetricsNAWithoutEndpoint: an engine with no /metrics gives

@@ -5,8 +5,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // DefaultBlockSize is vLLM's default KV block, in tokens.
@@ -25,8 +27,49 @@ type cacheRun struct {
 	log     zerolog.Logger
 	ledger  report.CacheLedger
 	// blockSize is the engine's KV block in tokens: the ledger's
-	// tolerance per request.
+	// tolerance per request, and what expected reuse is aligned to.
 	blockSize int
+	// expect is what the workload declared of each phase's requests
+	// (the expected-reuse capability), by phase: 0 warmup, 1 measure.
+	expect [2]expectation
+}
+
+// expectation sums a phase's declared reuse beside what it got.
+type expectation struct {
+	declared                    int
+	expected, cached            int64
+	short, coldHits, belowBlock int
+}
+
+// observe sets a finished request's declared reuse beside the cached
+// tokens it reported. Only successful requests count: a failed one
+// reports no usage.
+func (c *cacheRun) observe(rec *record.Record, out *runloop.Outgoing) {
+	if c == nil || !out.HasExpectedCached || !rec.Success {
+		return
+	}
+	e := &c.expect[1]
+	if rec.Phase == record.Warmup {
+		e = &c.expect[0]
+	}
+	bs := int64(c.blockSize)
+	want := int64(out.ExpectedCachedTokens)
+	if rec.InputTokens > 0 {
+		// The block holding the prompt's last token is always computed.
+		want = min(want, rec.InputTokens-1)
+	}
+	aligned := want / bs * bs
+	e.declared++
+	e.expected += aligned
+	e.cached += rec.CachedTokens
+	switch {
+	case want == 0 && rec.CachedTokens > coldSlack:
+		e.coldHits++
+	case want > 0 && aligned == 0:
+		e.belowBlock++
+	case aligned > 0 && rec.CachedTokens < aligned-bs:
+		e.short++
+	}
 }
 
 // startCache prepares the run's cache work and does what comes before the
@@ -74,7 +117,7 @@ func (c *cacheRun) finish(scan scanFunc, workload string) (*report.EngineMetrics
 	}
 	e, err := c.metrics.finish()
 	l := c.ledger
-	if verr := judgeLedger(&l, scan, workload, e, c.blockSize); verr != nil {
+	if verr := judgeLedger(&l, scan, workload, e, c.blockSize, c.expect); verr != nil {
 		return e, &l, verr
 	}
 	return e, &l, err

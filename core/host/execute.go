@@ -524,6 +524,7 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
+	o.cache.observe(rec, f.Req)
 	// The journal first: once it has the record, the request is safe.
 	// When it fails the run stops at once, and the keeper keeps this
 	// record and every later one elsewhere.

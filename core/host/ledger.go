@@ -15,9 +15,9 @@ const coldSlack = 64
 
 // expectsCold reports whether a workload expects a request to find
 // nothing in the cache: long-doc-qa's warmup requests (each document's
-// first), every random-prefill request. It stands in for the workloads'
-// own declaration of the reuse they expect, a protocol addition still to
-// come.
+// first), every random-prefill request. It stands in for a workload
+// that declares none of the reuse it expects (the expected-reuse
+// capability: random-prefill, an older long-doc-qa).
 func expectsCold(workload string, r *record.Record) bool {
 	switch workload {
 	case "long-doc-qa":
@@ -48,7 +48,9 @@ type journalCache struct {
 // reported per request, fills the ledger's phases and sets its verdicts:
 // a reset that failed or did not clear, hits where the workload expected
 // none.
-func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *report.EngineMetrics, blockSize int) error {
+func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *report.EngineMetrics, blockSize int,
+	declared [2]expectation) error {
+	byDecl := declared[0].declared+declared[1].declared > 0
 	var ph [2]journalCache
 	_, err := scan(func(r *record.Record) error {
 		p := &ph[1]
@@ -60,7 +62,7 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 		if r.CachedTokens > 0 {
 			p.reporting++
 		}
-		if expectsCold(workload, r) && r.Success {
+		if !byDecl && expectsCold(workload, r) && r.Success {
 			p.cold++
 			if r.CachedTokens > coldSlack {
 				p.coldHit++
@@ -72,7 +74,7 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	if err != nil {
 		return fmt.Errorf("cache ledger: reading the journal back: %w", err)
 	}
-	l.Warmup, l.Measure = ledgerPhase(ph[0]), ledgerPhase(ph[1])
+	l.Warmup, l.Measure = ledgerPhase(ph[0], declared[0]), ledgerPhase(ph[1], declared[1])
 	if r := l.Reset; r != nil {
 		switch {
 		case r.Error != "":
@@ -87,7 +89,7 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	for _, p := range ph {
 		cold, hit, cachedCold = cold+p.cold, hit+p.coldHit, cachedCold+p.coldCached
 	}
-	if hit > 0 {
+	if hit > 0 { // lmbench's list of cold requests, for a workload that declares none
 		fix := "reset it first: --reset-cache before-warmup (vLLM: VLLM_SERVER_DEV_MODE=1), or restart the engine"
 		if l.Reset != nil && l.Reset.When == ResetBeforeWarmup {
 			fix = "the reset before the warmup did not clear them (a KV connector such as LMCache keeps its tiers through a reset)"
@@ -100,7 +102,32 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 		l.Measure = withEngine(l.Measure, e.Measure, blockSize)
 	}
 	l.Verdicts = append(l.Verdicts, ledgerVerdicts(l, ph, workload)...)
+	l.Verdicts = append(l.Verdicts, declaredVerdicts(declared, workload, blockSize)...)
 	return nil
+}
+
+// declaredVerdicts judge the reuse the workload declared against what its
+// requests reported.
+func declaredVerdicts(declared [2]expectation, workload string, blockSize int) []string {
+	var out []string
+	for i, d := range declared {
+		name := []string{"warmup", "measured"}[i]
+		if d.coldHits > 0 {
+			out = append(out, fmt.Sprintf("%d %s requests %s declared cold found cached tokens: hits where none were "+
+				"expected (a cache warm from an earlier run, or a reset that did not clear); reset it first: "+
+				"--reset-cache before-warmup", d.coldHits, name, workload))
+		}
+		if d.belowBlock > 0 {
+			out = append(out, fmt.Sprintf("%d %s requests expected less than one block (%d tokens) of reuse: "+
+				"the engine caches whole blocks only, so none of it can hit", d.belowBlock, name, blockSize))
+		}
+		if d.short > 0 {
+			out = append(out, fmt.Sprintf("%d of %d %s requests found more than a block less cached than %s expected "+
+				"(%d of %d expected tokens in all): the cache did not hold what the workload sized it for "+
+				"(lengths in words, not tokens? a smaller cache?)", d.short, d.declared, name, workload, d.cached, d.expected))
+		}
+	}
+	return out
 }
 
 // withEngine sets the engine's counters beside a phase's journal side.
@@ -159,9 +186,15 @@ func ledgerVerdicts(l *report.CacheLedger, ph [2]journalCache, workload string) 
 	return out
 }
 
-// ledgerPhase is a phase's journal side of the ledger.
-func ledgerPhase(j journalCache) report.LedgerPhase {
+// ledgerPhase is a phase's journal side of the ledger, with what the
+// workload declared.
+func ledgerPhase(j journalCache, d expectation) report.LedgerPhase {
 	n := math.NaN()
-	return report.LedgerPhase{Requests: j.requests, Journal: j.cached, Reporting: j.reporting,
-		Engine: n, Difference: n, Tolerance: n, Agrees: "n/a"}
+	p := report.LedgerPhase{Requests: j.requests, Journal: j.cached, Reporting: j.reporting,
+		Engine: n, Difference: n, Tolerance: n, Agrees: "n/a", Expected: n,
+		Declared: d.declared, ExpectedMeasured: d.cached, Short: d.short, ColdHits: d.coldHits, BelowBlock: d.belowBlock}
+	if d.declared > 0 {
+		p.Expected = float64(d.expected)
+	}
+	return p
 }

@@ -43,7 +43,7 @@ func TestCarryOver(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var l report.CacheLedger
-			if err := judgeLedger(&l, scanOf(tt.recs...), tt.workload, nil, 16); err != nil {
+			if err := judgeLedger(&l, scanOf(tt.recs...), tt.workload, nil, 16, [2]expectation{}); err != nil {
 				t.Fatal(err)
 			}
 			got := strings.Join(l.Verdicts, "\n")
@@ -94,7 +94,7 @@ func TestLedgerAgainstTheCounters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var l report.CacheLedger
-			if err := judgeLedger(&l, scanOf(tt.recs...), "long-doc-qa", tt.e, 16); err != nil {
+			if err := judgeLedger(&l, scanOf(tt.recs...), "long-doc-qa", tt.e, 16, [2]expectation{}); err != nil {
 				t.Fatal(err)
 			}
 			if l.Measure.Agrees != tt.agrees {

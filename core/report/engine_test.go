@@ -91,8 +91,10 @@ func TestLedgerSection(t *testing.T) {
 	l := &CacheLedger{
 		Reset: &CacheReset{When: "before-measure", URL: "http://localhost:8000/reset_prefix_cache", Status: 200,
 			Cleared: "no", Detail: "the reset answered 200 but did not clear: the probe prompt still hit 400 tokens after it (400 before)"},
-		Warmup:   LedgerPhase{Requests: 4, Journal: 0, Engine: 0, Difference: 0, Tolerance: 64, Agrees: Agreement(0, 64)},
-		Measure:  LedgerPhase{Requests: 8, Journal: 3840, Reporting: 8, Engine: nan, Difference: nan, Tolerance: 128, Agrees: Agreement(nan, 128)},
+		Warmup: LedgerPhase{Requests: 4, Journal: 0, Engine: 0, Difference: 0, Tolerance: 64, Agrees: Agreement(0, 64),
+			Declared: 4, Expected: 0},
+		Measure: LedgerPhase{Requests: 8, Journal: 3840, Reporting: 8, Engine: nan, Difference: nan, Tolerance: 128,
+			Agrees: Agreement(nan, 128), Declared: 8, Expected: 4096, ExpectedMeasured: 3840, Short: 1},
 		Verdicts: []string{"the cache reset (before-measure) answered 200 but did not clear the prefix cache: the phase after it started warm"},
 	}
 	golden(t, "ledger.golden", []byte(ledgerSection(l)))

@@ -44,6 +44,19 @@ type LedgerPhase struct {
 	// Agrees: |Difference| <= Tolerance ("yes", "no"; "n/a" without the
 	// engine's counters).
 	Agrees string
+
+	// The workload's own expectations (the expected-reuse capability):
+	// how many requests declared one; the cached tokens they expected,
+	// each aligned down to the engine's block (NaN: none declared), and
+	// the cached tokens those requests reported. Short: requests that
+	// found more than a block less than they expected; ColdHits:
+	// requests declared cold that found cached tokens; BelowBlock:
+	// requests that expected some reuse but less than one block.
+	Declared         int
+	Expected         float64
+	ExpectedMeasured int64
+	Short, ColdHits  int
+	BelowBlock       int
 }
 
 // ledgerSection is the terminal's "Cache ledger" section; "" without one.
@@ -76,6 +89,9 @@ func ledgerSection(l *CacheLedger) string {
 		name string
 		p    LedgerPhase
 	}{{"Warmup", l.Warmup}, {"Measured", l.Measure}} {
+		if p.p.Declared > 0 {
+			add(entry{p.name + " expected cached tokens", count(p.p.Expected)})
+		}
 		add(entry{p.name + " cached tokens (requests)", p.p.Journal},
 			entry{p.name + " hit tokens (/metrics)", count(p.p.Engine)},
 			entry{p.name + " agree within a block/request", p.p.Agrees})
@@ -106,6 +122,12 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 			{"difference", p.Difference},
 			{"tolerance", p.Tolerance},
 			{"agrees", p.Agrees},
+			{"declared_requests", p.Declared},
+			{"expected_cached_tokens", p.Expected},
+			{"declared_cached_tokens", p.ExpectedMeasured},
+			{"short_requests", p.Short},
+			{"cold_requests_with_hits", p.ColdHits},
+			{"expected_below_one_block", p.BelowBlock},
 		}
 	}
 	return append(doc, kv{"cache_ledger", []kv{
