@@ -32,7 +32,7 @@ func metricsOptions() []config.Option {
 			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
 		{Key: keyBlockSize, Type: tInt, Default: int64(host.DefaultBlockSize), Label: "Engine KV block size",
 			Group: generalGroup, Advanced: true,
-			Help: "The engine's KV-cache block in tokens (vLLM's --block-size): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters."},
+			Help: "The engine's KV-cache block in tokens (vLLM's --block-size; with --engine-url builtin, --sim-block-size): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
 	}
 }
 
@@ -81,4 +81,13 @@ func metricsPlan(v *config.Values, engineURL string) (*host.MetricsPlan, error) 
 		}
 	}
 	return &host.MetricsPlan{URL: u, Interval: v.Duration(keyMetricsInterval)}, nil
+}
+
+// blockSize is --block-size; with the built-in engine and no
+// --block-size given, the engine's own (--sim-block-size).
+func blockSize(v *config.Values, simBlock int) int {
+	if !v.UserSet(keyBlockSize) && host.PortOnly(v.String(keyEngineURL)) == host.BuiltinEngine {
+		return simBlock
+	}
+	return int(v.Int(keyBlockSize))
 }

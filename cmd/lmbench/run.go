@@ -173,7 +173,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: int(v.Int(keyBlockSize)),
+		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
 	})
 	if err != nil {
 		return exitFailed, err
