@@ -174,3 +174,39 @@ func TestURLFor(t *testing.T) {
 		t.Error("CheckURL without a scheme: no error")
 	}
 }
+
+// TestScraperInterval: Start scrapes on its own, each sample named
+// interval and labelled with the phase set at the time, until Close.
+func TestScraperInterval(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("vllm:num_requests_running 2\n"))
+	}))
+	defer srv.Close()
+	s, err := New(Config{URL: srv.URL, Interval: time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetPhase(Measure)
+	s.Start(t.Context())
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Samples()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no interval samples after 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.Samples())
+	for _, smp := range s.Samples() {
+		if smp.Point != PointInterval || smp.Phase != Measure || smp.Snap.Values[VLLMRunning] != 2 {
+			t.Errorf("sample %+v, want an interval sample in the measure phase with running 2", smp)
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	if got := len(s.Samples()); got != n {
+		t.Errorf("%d samples after Close, want %d: scraping went on", got, n)
+	}
+}
