@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 
 	"github.com/rs/zerolog"
 
@@ -117,8 +118,5 @@ func (c *cacheRun) finish(scan scanFunc, workload string) (*report.EngineMetrics
 	}
 	e, err := c.metrics.finish()
 	l := c.ledger
-	if verr := judgeLedger(&l, scan, workload, e, c.blockSize, c.expect); verr != nil {
-		return e, &l, verr
-	}
-	return e, &l, err
+	return e, &l, errors.Join(err, judgeLedger(&l, scan, workload, e, c.blockSize, c.expect))
 }
