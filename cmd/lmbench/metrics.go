@@ -32,7 +32,7 @@ func metricsOptions() []config.Option {
 			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
 		{Key: keyBlockSize, Type: tInt, Default: int64(host.DefaultBlockSize), Label: "Engine KV block size",
 			Group: generalGroup, Advanced: true,
-			Help: "The engine's KV-cache block in tokens (vLLM's --block-size; with --engine-url builtin, --sim-block-size): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
+			Help: "The engine's KV-cache block in tokens (vLLM's --block-size; with --engine-url builtin, the built-in engine's own): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
 	}
 }
 
