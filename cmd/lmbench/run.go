@@ -69,6 +69,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if _, err := percentiles(r.vals); err != nil {
 		return exitFailed, err
 	}
+	if err := checkMetrics(r.vals); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -151,6 +154,14 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 	if err != nil {
 		return exitFailed, err
 	}
+	metrics, err := metricsPlan(v, p.EngineURL)
+	if err != nil {
+		return exitFailed, err
+	}
+	reset, err := resetPlan(v, p.EngineURL)
+	if err != nil {
+		return exitFailed, err
+	}
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -162,7 +173,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing,
+		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
 	})
 	if err != nil {
 		return exitFailed, err

@@ -77,6 +77,13 @@ type Plan struct {
 	// Abort says when the run stops early (a dead or failing engine, a
 	// failed warmup request).
 	Abort AbortPolicy
+	// Metrics scrapes the engine's /metrics through the run; nil: off.
+	Metrics *MetricsPlan
+	// Reset resets the engine's prefix cache and checks it; nil: never.
+	Reset *ResetPlan
+	// BlockSize is the engine's KV-cache block in tokens, the cache
+	// ledger's tolerance per request (0: DefaultBlockSize).
+	BlockSize int
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -89,6 +96,10 @@ type Result struct {
 	RunID    string
 	Final    stats.Final
 	Overhead *report.Overhead // the client's overhead certificate
+	// Engine is what the engine's /metrics said (nil: not read); Ledger
+	// the cache reset's check and the cache ledger.
+	Engine *report.EngineMetrics
+	Ledger *report.CacheLedger
 	// Status is how the run ended; Interrupted is Status == Interrupted
 	// (Ctrl-C or SIGTERM). Abort is why an aborted run was stopped.
 	Status      record.Status
@@ -164,6 +175,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
+	obs.cache = startCache(runCtx, p)
 	stopProgress := startProgress(runCtx, p, obs)
 	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
 		if obs.setAbort(a) {
@@ -227,6 +239,13 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
 	}
 	rep.Overhead = res.Overhead
+	if rep.Engine, rep.Ledger, err = obs.cache.finish(keep.scan, p.Report.Workload); err != nil {
+		res.Err = errors.Join(res.Err, err)
+	}
+	res.Engine, res.Ledger = rep.Engine, rep.Ledger
+	if rep.Engine != nil && rep.Engine.SamplesFile != "" {
+		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
+	}
 	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
 	for _, r := range fan.Finish(summary, 60*time.Second) {
 		if r.Err != nil {
@@ -385,6 +404,7 @@ type observer struct {
 	live            *stats.Live    // running numbers, for progress
 	trace           *telemetry.Run // nil when tracing is off
 	probe           *overheadProbe // the measured phase's overhead probe
+	cache           *cacheRun      // the engine's metrics, the cache reset and ledger
 	log             zerolog.Logger
 
 	// The abort policy's state, failures told as they happen, and the
@@ -441,6 +461,7 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	if o.trace != nil {
 		o.trace.StartPhase(ph.String(), o.wallTime(start))
 	}
+	o.cache.phaseStarted(ph)
 	o.mu.Lock()
 	o.phase, o.phaseStart = ph, start
 	o.mu.Unlock()
@@ -461,6 +482,7 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	if o.trace != nil {
 		o.trace.EndPhase(o.wallTime(end))
 	}
+	o.cache.phaseEnded(ph)
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {
@@ -502,6 +524,7 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
+	o.cache.observe(rec, f.Req)
 	// The journal first: once it has the record, the request is safe.
 	// When it fails the run stops at once, and the keeper keeps this
 	// record and every later one elsewhere.

@@ -288,7 +288,7 @@ func TestExecuteRecordsBothPhasesCountsOnlyMeasure(t *testing.T) {
 		t.Errorf("summary JSON run = %+v", doc.Run)
 	}
 	wantJSON := report.SummaryJSON(p.Report, report.Run{ID: res.RunID, Version: p.Version, Overhead: res.Overhead,
-		Status: record.Completed, Sent: 4, Finished: 4}, f)
+		Status: record.Completed, Sent: 4, Finished: 4, Engine: res.Engine, Ledger: res.Ledger}, f)
 	if diff := cmp.Diff(string(wantJSON), string(s.JSON)); diff != "" {
 		t.Errorf("summary JSON (-report.SummaryJSON +got):\n%s", diff)
 	}

@@ -61,6 +61,11 @@ type Run struct {
 	// Overhead is the run's overhead certificate; nil: none (a summary
 	// computed from a killed run's journal).
 	Overhead *Overhead
+	// Engine is what the engine's /metrics said; nil: not scraped.
+	Engine *EngineMetrics
+	// Ledger is the cache reset's check and the cache ledger; nil: none
+	// (a summary recomputed from a journal).
+	Ledger *CacheLedger
 }
 
 // Width of the terminal summary.
@@ -203,6 +208,8 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
 	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
 	b.WriteString(overheadSection(run.Overhead))
+	b.WriteString(engineSection(run.Engine, f))
+	b.WriteString(ledgerSection(run.Ledger))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
 	b.WriteString(failureEntry("Measured", f.Failures.Measure).String() + "\n")
@@ -318,7 +325,7 @@ func method(m string) string {
 // kv is one ordered JSON member.
 type kv struct {
 	k string
-	v any // string, bool, int, int64, float64 (NaN: null), []float64, []kv, [][]kv, nil (null)
+	v any // string, bool, int, int64, float64 (NaN: null), []float64, []string, []kv, [][]kv, nil (null)
 }
 
 // SummaryJSON renders bench_summary.json: Python's json.dumps(indent=2)
@@ -398,6 +405,8 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 		}},
 	}
 	doc = withOverhead(doc, run.Overhead)
+	doc = withEngineMetrics(doc, run.Engine)
+	doc = withCacheLedger(doc, run.Ledger)
 	var b strings.Builder
 	writeObject(&b, doc, 0)
 	return []byte(b.String())
@@ -472,6 +481,8 @@ func writeObject(b *strings.Builder, members []kv, depth int) {
 			writeObject(b, v, depth+1)
 		case []float64:
 			writeFloats(b, v, depth+1)
+		case []string:
+			writeStrings(b, v, depth+1)
 		case [][]kv:
 			writeObjects(b, v, depth+1)
 		case string:

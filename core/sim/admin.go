@@ -69,17 +69,23 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 
 // handleReset is POST /reset_prefix_cache. As in vLLM it empties the GPU
 // tier (vLLM's prefix cache); ?tiers=all empties the CPU and disk tiers
-// too, so the next request is a cold prefill. Counters are kept.
+// too, so the next request is a cold prefill. Counters are kept. With
+// Faults.ResetNoop it answers 200 and clears nothing: a reset that did not
+// take, for the tools that check one.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	tiers := []tier{tierGPU}
 	switch v := r.URL.Query().Get("tiers"); v {
 	case "", "gpu":
-		s.engine.cache.reset(tierGPU)
 	case "all":
-		s.engine.cache.reset(tierGPU, tierCPU, tierDisk)
+		tiers = []tier{tierGPU, tierCPU, tierDisk}
 	default:
 		writeError(w, badRequest("tiers: expected gpu or all, got %q", v))
 		return
 	}
+	if !s.cfg.Faults.ResetNoop {
+		s.engine.cache.reset(tiers...)
+	}
+	s.engine.stats.resets.Add(1)
 	w.WriteHeader(http.StatusOK)
 }
 

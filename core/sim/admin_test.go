@@ -217,3 +217,41 @@ func TestFaultsAreCounted(t *testing.T) {
 		t.Errorf("request_success_total = %v, want 0", m["vllm:request_success_total"])
 	}
 }
+
+// TestResetNoop: with the fault on, /reset_prefix_cache answers 200 and
+// the next request still hits.
+func TestResetNoop(t *testing.T) {
+	t.Parallel()
+	for _, noop := range []bool{false, true} {
+		t.Run(fmt.Sprint("noop=", noop), func(t *testing.T) {
+			t.Parallel()
+			cfg := fastConfig()
+			cfg.CPUGB = 0
+			cfg.Faults.ResetNoop = noop
+			_, url := startServer(t, cfg)
+			body := chatBody(words("r", 64), `"max_tokens":1`)
+			for range 2 {
+				if status, b := postRead(t, url+"/v1/chat/completions", body); status != http.StatusOK {
+					t.Fatalf("status %d: %s", status, b)
+				}
+			}
+			if status, _ := postRead(t, url+"/reset_prefix_cache", ""); status != http.StatusOK {
+				t.Fatalf("reset: status %d, want 200", status)
+			}
+			before := metrics(t, url)["vllm:prefix_cache_hits_total"]
+			postRead(t, url+"/v1/chat/completions", body)
+			m := metrics(t, url)
+			got := m["vllm:prefix_cache_hits_total"] - before
+			want := 0.0
+			if noop {
+				want = 48 // 3 whole blocks: the block holding the last token is computed
+			}
+			if got != want {
+				t.Errorf("hits after the reset = %v, want %v", got, want)
+			}
+			if n := m[fmt.Sprintf(`lmbench_sim:resets_total{cleared="%t"}`, !noop)]; n != 1 {
+				t.Errorf("resets_total{cleared=%t} = %v, want 1", !noop, n)
+			}
+		})
+	}
+}

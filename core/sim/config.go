@@ -95,6 +95,9 @@ type Faults struct {
 	// request and every one in flight fail with a broken connection, and
 	// new connections are refused, as if the process was killed. 0 = never.
 	DieAfter int
+	// ResetNoop makes POST /reset_prefix_cache answer 200 without clearing
+	// anything, as a reset that silently did not take.
+	ResetNoop bool
 }
 
 // DefaultConfig models a mid-size GPU serving an 8B model with LMCache:
@@ -180,6 +183,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
 		"fraction of requests whose response is held open after [DONE] instead of ending (a proxy that keeps streams open)")
 	fs.IntVar(&c.Faults.DieAfter, prefix+"fault-die-after", c.Faults.DieAfter,
 		"kill the engine as the N-th completion request arrives: listener and every connection closed, later connections refused (0 = never)")
+	fs.BoolVar(&c.Faults.ResetNoop, prefix+"fault-reset-noop", c.Faults.ResetNoop,
+		"POST /reset_prefix_cache answers 200 but clears nothing (a reset that did not take)")
 }
 
 // Validate reports every invalid field, naming the flag when RegisterFlags

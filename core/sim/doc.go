@@ -44,27 +44,38 @@
 //     {"count","max_model_len","tokens","token_strs"}; POST /detokenize
 //     ({"tokens": [...]}) answers {"prompt"}. Token ids are given to words
 //     as /tokenize first sees them (the 16 output words come first).
-//   - GET /metrics serves Prometheus text with vLLM's names:
+//   - GET /metrics serves Prometheus text (prometheus/client_golang) with
+//     vLLM's names, labelled engine="0" and model_name:
 //     vllm:num_requests_running, vllm:num_requests_waiting,
+//     vllm:kv_cache_usage_perc (GPU tier, 0 to 1),
 //     vllm:prefix_cache_queries_total and vllm:prefix_cache_hits_total
 //     (tokens, GPU tier only, as vLLM's own prefix cache),
+//     vllm:num_preemptions_total (always 0: the simulator never preempts),
 //     vllm:prompt_tokens_total, vllm:generation_tokens_total,
-//     vllm:request_success_total and the histogram
-//     vllm:time_to_first_token_seconds; and the simulator's own series,
+//     vllm:request_success_total and the histograms
+//     vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds and
+//     vllm:e2e_request_latency_seconds. With a CPU or disk tier, what a KV
+//     connector would report: vllm:external_prefix_cache_queries_total and
+//     _hits_total, and LMCache's lmcache:num_retrieve_requests_total,
+//     lmcache:num_requested_tokens_total and lmcache:num_hit_tokens_total
+//     (tokens the GPU did not hold, asked of and found in the lower tiers).
+//     A request's cached_tokens is its increment of the GPU plus external
+//     hit counters. Then the simulator's own series,
 //     labelled tier="gpu|cpu|disk": lmbench_sim:kv_capacity_tokens,
 //     kv_used_tokens, kv_prefix_hit_tokens_total,
 //     kv_blend_hit_tokens_total, kv_loaded_tokens_total,
 //     kv_stored_tokens_total, kv_demoted_tokens_total,
 //     kv_evicted_tokens_total; plus lmbench_sim:prefill_computed_tokens_total,
-//     lmbench_sim:blend_recomputed_tokens_total and
-//     lmbench_sim:faults_total{kind}.
+//     lmbench_sim:blend_recomputed_tokens_total,
+//     lmbench_sim:faults_total{kind} and lmbench_sim:resets_total{cleared}.
 //   - GET /status answers in LMCache's shape: cache_context_meta.<id> with
 //     model_name, world_size and kv_cache_layout.cache_size_per_token =
 //     2^30 / (TokensPerGB × WorldSize), so `--lmcache-url` (or the
 //     built-in engine's own lookup) derives TokensPerGB from it; plus a
 //     storage_manager block listing the tiers.
 //   - POST /reset_prefix_cache empties the GPU tier, as vLLM's;
-//     ?tiers=all empties every tier.
+//     ?tiers=all empties every tier. Faults.ResetNoop
+//     (--sim-fault-reset-noop) answers 200 and clears nothing.
 //   - GET /health answers 200.
 //
 // # Tokens

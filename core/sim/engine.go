@@ -103,12 +103,17 @@ type engineStats struct {
 	computedTokens   atomic.Int64 // prompt tokens prefilled (not found in any tier)
 	blendRecomputed  atomic.Int64 // blended tokens recomputed anyway
 	requestsDone     atomic.Int64 // requests that produced all their tokens
-	ttft             histogram    // seconds, arrival to first token
+	// Prompt tokens looked up in the CPU and disk tiers (what a KV
+	// connector is asked for), and the requests that looked them up.
+	externalQueries  atomic.Int64
+	externalRequests atomic.Int64
+	resets           atomic.Int64 // POST /reset_prefix_cache calls answered
+	latency          latencies
 	faults           [numFaults]atomic.Int64
 }
 
 func newEngine(cfg Config) *engine {
-	return &engine{cfg: cfg, cache: newKVCache(cfg), stats: engineStats{ttft: newHistogram(ttftBuckets)}}
+	return &engine{cfg: cfg, cache: newKVCache(cfg), stats: engineStats{latency: newLatencies(cfg.Model)}}
 }
 
 // generation is what one request cost and produced.
@@ -165,6 +170,7 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 		}
 	}
 	step := e.cfg.scaled(e.cfg.DecodePerToken)
+	var last time.Time // when the previous token was emitted
 	for k := range maxTokens {
 		if k > 0 {
 			if k == 1 && e.decodeGate != nil {
@@ -180,8 +186,13 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 			}
 		} else {
 			g.firstToken = time.Since(arrived)
-			e.stats.ttft.observe(g.firstToken.Seconds())
+			e.stats.latency.ttft.Observe(g.firstToken.Seconds())
 		}
+		now := time.Now()
+		if k > 0 {
+			e.stats.latency.itl.Observe(now.Sub(last).Seconds())
+		}
+		last = now
 		if err := emit(k, outputToken(k)); err != nil {
 			return g, err
 		}
@@ -189,6 +200,7 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 		e.stats.generationTokens.Add(1)
 	}
 	e.stats.requestsDone.Add(1)
+	e.stats.latency.e2e.Observe(time.Since(arrived).Seconds())
 	return g, nil
 }
 
@@ -222,6 +234,12 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 	if e.cache.tiers[tierGPU] != nil {
 		e.stats.cacheQueries.Add(int64(len(prompt)))
 		e.stats.cacheHits.Add(int64(g.cachedBy[tierGPU]))
+	}
+	if e.cache.tiers[tierCPU] != nil || e.cache.tiers[tierDisk] != nil {
+		// What the GPU did not hold is asked of the connector, as vLLM
+		// asks LMCache for the tokens past its own hit.
+		e.stats.externalRequests.Add(1)
+		e.stats.externalQueries.Add(int64(len(prompt) - g.cachedBy[tierGPU]))
 	}
 	e.stats.promptTokens.Add(int64(len(prompt)))
 	e.stats.computedTokens.Add(int64(computed))

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -221,4 +222,75 @@ func TestDisconnectFreesTheGPU(t *testing.T) {
 	cancelB() // B hangs up while prefilling
 	waitFor(t, "an idle engine", gauges(0, 0))
 	wg.Wait()
+}
+
+// TestMetricsLedger: a request's cached_tokens is the sum of the
+// increments of vLLM's GPU and external prefix-hit counters, and the
+// latency histograms count one observation per request (ITL: per gap).
+func TestMetricsLedger(t *testing.T) {
+	t.Parallel()
+	s, url := startServer(t, fastConfig())
+	doc := words("d", 160) // 10 blocks
+	cached := func(q string) float64 {
+		t.Helper()
+		status, body := postRead(t, url+"/v1/chat/completions", chatBody(doc+" "+q, `"max_tokens":4`))
+		if status != http.StatusOK {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		var resp struct {
+			Usage usage `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil {
+			t.Fatal(err)
+		}
+		return float64(resp.Usage.PromptTokensDetails.CachedTokens)
+	}
+	hits := func() float64 {
+		m := metrics(t, url)
+		return m["vllm:prefix_cache_hits_total"] + m["vllm:external_prefix_cache_hits_total"]
+	}
+	var sum float64
+	sum += cached("cold")
+	sum += cached("warm from the GPU tier")
+	s.engine.cache.reset(tierGPU)
+	sum += cached("warm from the CPU tier")
+	m := metrics(t, url)
+	want := map[string]float64{
+		"vllm:prefix_cache_hits_total":                       160,
+		"vllm:external_prefix_cache_hits_total":              160,
+		"vllm:external_prefix_cache_queries_total":           161 + (165 - 160) + 165,
+		"lmcache:num_hit_tokens_total":                       160,
+		"lmcache:num_retrieve_requests_total":                3,
+		"vllm:num_preemptions_total":                         0,
+		"vllm:time_to_first_token_seconds_count":             3,
+		"vllm:inter_token_latency_seconds_count":             3 * 3,
+		"vllm:e2e_request_latency_seconds_count":             3,
+		`vllm:e2e_request_latency_seconds_bucket{le="+Inf"}`: 3,
+		`lmbench_sim:resets_total{cleared="true"}`:           0,
+	}
+	if diff := cmp.Diff(want, pick(m, want)); diff != "" {
+		t.Errorf("/metrics (-want +got):\n%s", diff)
+	}
+	if got := hits(); got != sum {
+		t.Errorf("GPU + external prefix hits = %v, want the sum of cached_tokens %v", got, sum)
+	}
+	if got, want := m["vllm:kv_cache_usage_perc"], 160.0/(8*8192); got != want {
+		t.Errorf("kv_cache_usage_perc = %v, want %v (10 blocks of 8 GB)", got, want)
+	}
+}
+
+func TestMetricsWithoutLowerTiers(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.CPUGB = 0
+	_, url := startServer(t, cfg)
+	m := metrics(t, url)
+	for _, name := range []string{"vllm:external_prefix_cache_hits_total", "lmcache:num_hit_tokens_total"} {
+		if _, ok := m[name]; ok {
+			t.Errorf("%s served with no CPU or disk tier", name)
+		}
+	}
+	if _, ok := m["vllm:prefix_cache_hits_total"]; !ok {
+		t.Error("vllm:prefix_cache_hits_total missing")
+	}
 }

@@ -1,127 +1,158 @@
 package sim
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ttftBuckets are vLLM's buckets for vllm:time_to_first_token_seconds.
-var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
-	0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+// vLLM's histogram buckets (vllm/v1/metrics/loggers.py), so that a scraper's
+// bucket arithmetic meets the bounds it meets on a real engine.
+var (
+	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
+		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
+	itlBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
+	e2eBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+		40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+)
 
-// histogram is a Prometheus histogram: counts per upper bound, cumulative
-// when rendered.
-type histogram struct {
-	mu     sync.Mutex
-	bounds []float64
-	counts []int64 // counts[i]: observations <= bounds[i] and > bounds[i-1]; last: +Inf
-	sum    float64
-	n      int64
+// engineLabels are the constant labels of every series: vLLM labels its
+// series with model_name and, since the data-parallel engines, engine.
+func engineLabels(model string) prometheus.Labels {
+	return prometheus.Labels{"engine": "0", "model_name": model}
 }
 
-func newHistogram(bounds []float64) histogram {
-	return histogram{bounds: bounds, counts: make([]int64, len(bounds)+1)}
+// latencies are the engine's latency histograms, observed as requests run.
+type latencies struct {
+	ttft, itl, e2e prometheus.Histogram
 }
 
-func (h *histogram) observe(v float64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	i := 0
-	for i < len(h.bounds) && v > h.bounds[i] {
-		i++
+func newLatencies(model string) latencies {
+	h := func(name, help string, buckets []float64) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: name, Help: help, Buckets: buckets, ConstLabels: engineLabels(model),
+		})
 	}
-	h.counts[i]++
-	h.sum += v
-	h.n++
+	return latencies{
+		ttft: h("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets),
+		itl:  h("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itlBuckets),
+		e2e: h("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+			e2eBuckets),
+	}
 }
 
-// handleMetrics serves Prometheus text in vLLM's names, so tools that
-// scrape a real engine's prefix-cache hit rate and queue depth work here,
-// plus lmbench_sim:* series for what vLLM cannot show: each tier's hits,
-// loads, demotions and evictions, and blending. Token counts are in
-// tokens, as vLLM counts them. vllm:prefix_cache_* count the GPU tier only
-// (vLLM's own prefix cache); usage.prompt_tokens_details.cached_tokens
-// counts prefix hits from every tier.
-func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+// newMetricsHandler serves /metrics from a registry of the server's own
+// (never the global one: tests run many servers in one process), in the
+// Prometheus text format with vLLM's names, so tools that scrape a real
+// engine's prefix-cache hit rate and queue depth work here; LMCache's
+// counters when a CPU or disk tier is on; and lmbench_sim:* series for what
+// vLLM cannot show: each tier's hits, loads, demotions and evictions, and
+// blending. Token counts are in tokens, as vLLM counts them.
+//
+// vllm:prefix_cache_* count the GPU tier only (vLLM's own prefix cache);
+// vllm:external_prefix_cache_* and lmcache:* the CPU and disk tiers (what a
+// KV connector such as LMCache loads); usage.prompt_tokens_details.
+// cached_tokens counts prefix hits from every tier, so per request it is
+// the sum of the two hit counters' increments.
+func newMetricsHandler(s *Server) http.Handler {
+	reg := prometheus.NewRegistry()
+	lat := s.engine.stats.latency
+	reg.MustRegister(lat.ttft, lat.itl, lat.e2e, &collector{s: s})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: nil})
+}
+
+// collector reads the engine's counters and cache state at each scrape.
+type collector struct{ s *Server }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
 	st := &s.engine.stats
-	var b strings.Builder
-	base := fmt.Sprintf(`engine="0",model_name=%q`, s.cfg.Model)
-	header := func(name, typ, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	constLabels := engineLabels(s.cfg.Model)
+	emit := func(name, help string, typ prometheus.ValueType, value float64, labels ...string) {
+		var names []string
+		var values []string
+		for i := 0; i+1 < len(labels); i += 2 {
+			names = append(names, labels[i])
+			values = append(values, labels[i+1])
+		}
+		d := prometheus.NewDesc(name, help, names, constLabels)
+		ch <- prometheus.MustNewConstMetric(d, typ, value, values...)
 	}
-	metric := func(name, typ, help string, value int64, extraLabels ...string) {
-		header(name, typ, help)
-		labels := append([]string{`engine="0"`}, extraLabels...)
-		labels = append(labels, fmt.Sprintf("model_name=%q", s.cfg.Model))
-		fmt.Fprintf(&b, "%s{%s} %d\n", name, strings.Join(labels, ","), value)
+	counter := func(name, help string, v int64, labels ...string) {
+		emit(name, help, prometheus.CounterValue, float64(v), labels...)
 	}
-	metric("vllm:num_requests_running", "gauge",
-		"Number of requests in model execution batches.", st.running.Load())
-	metric("vllm:num_requests_waiting", "gauge",
-		"Number of requests waiting to be processed.", st.waiting.Load())
-	metric("vllm:prefix_cache_queries_total", "counter",
-		"Prefix cache queries, in terms of number of queried tokens.", st.cacheQueries.Load())
-	metric("vllm:prefix_cache_hits_total", "counter",
-		"Prefix cache hits, in terms of number of cached tokens.", st.cacheHits.Load())
-	metric("vllm:prompt_tokens_total", "counter",
-		"Number of prefill tokens processed.", st.promptTokens.Load())
-	metric("vllm:generation_tokens_total", "counter",
-		"Number of generation tokens processed.", st.generationTokens.Load())
-	metric("vllm:request_success_total", "counter",
-		"Count of successfully processed requests.", st.requestsDone.Load(), `finished_reason="length"`)
+	gauge := func(name, help string, v float64, labels ...string) {
+		emit(name, help, prometheus.GaugeValue, v, labels...)
+	}
 
-	// vllm:time_to_first_token_seconds
-	h := &st.ttft
-	h.mu.Lock()
-	name := "vllm:time_to_first_token_seconds"
-	header(name, "histogram", "Histogram of time to first token in seconds.")
-	var cum int64
-	for i, bound := range h.bounds {
-		cum += h.counts[i]
-		fmt.Fprintf(&b, "%s_bucket{%s,le=%q} %d\n", name, base, strconv.FormatFloat(bound, 'f', -1, 64), cum)
-	}
-	cum += h.counts[len(h.bounds)]
-	fmt.Fprintf(&b, "%s_bucket{%s,le=\"+Inf\"} %d\n", name, base, cum)
-	fmt.Fprintf(&b, "%s_sum{%s} %s\n", name, base, strconv.FormatFloat(h.sum, 'g', -1, 64))
-	fmt.Fprintf(&b, "%s_count{%s} %d\n", name, base, h.n)
-	h.mu.Unlock()
-
-	// The simulator's own series.
 	bs := int64(s.cfg.BlockSize)
 	tiers := s.engine.cache.snapshot()
-	perTier := func(name, typ, help string, value func(tierState) int64) {
-		header(name, typ, help)
-		for _, t := range tiers {
-			fmt.Fprintf(&b, "%s{%s,tier=%q} %d\n", name, base, t.name, value(t))
-		}
+	gpu := tiers[tierGPU]
+	usage := 0.0
+	if gpu.capacityBlocks > 0 {
+		usage = float64(gpu.usedBlocks) / float64(gpu.capacityBlocks)
 	}
-	perTier("lmbench_sim:kv_capacity_tokens", "gauge", "Tier capacity in tokens (0: tier off).",
-		func(t tierState) int64 { return int64(t.capacityBlocks) * bs })
-	perTier("lmbench_sim:kv_used_tokens", "gauge", "Tokens held by the tier.",
-		func(t tierState) int64 { return int64(t.usedBlocks) * bs })
-	perTier("lmbench_sim:kv_prefix_hit_tokens_total", "counter", "Prefix tokens found in the tier (the fastest tier holding them).",
-		func(t tierState) int64 { return t.counters.hits * bs })
-	perTier("lmbench_sim:kv_blend_hit_tokens_total", "counter", "Tokens of blended (non-prefix) chunks found in the tier.",
-		func(t tierState) int64 { return t.counters.blendHits * bs })
-	perTier("lmbench_sim:kv_loaded_tokens_total", "counter", "Tokens loaded from the tier into the GPU (promoted).",
-		func(t tierState) int64 { return t.counters.promoted * bs })
-	perTier("lmbench_sim:kv_stored_tokens_total", "counter", "Tokens inserted into the tier (written, promoted or demoted in).",
-		func(t tierState) int64 { return t.counters.stored * bs })
-	perTier("lmbench_sim:kv_demoted_tokens_total", "counter", "Tokens demoted into the tier from the tier above.",
-		func(t tierState) int64 { return t.counters.demotedIn * bs })
-	perTier("lmbench_sim:kv_evicted_tokens_total", "counter", "Tokens evicted from the tier (least recently used first).",
-		func(t tierState) int64 { return t.counters.evicted * bs })
-	header("lmbench_sim:prefill_computed_tokens_total", "counter", "Prompt tokens no tier held, prefilled on the GPU.")
-	fmt.Fprintf(&b, "lmbench_sim:prefill_computed_tokens_total{%s} %d\n", base, st.computedTokens.Load())
-	header("lmbench_sim:blend_recomputed_tokens_total", "counter", "Tokens of blended chunks recomputed anyway (the blend recompute fraction).")
-	fmt.Fprintf(&b, "lmbench_sim:blend_recomputed_tokens_total{%s} %d\n", base, st.blendRecomputed.Load())
-	header("lmbench_sim:faults_total", "counter", "Injected faults, by kind.")
+
+	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(st.running.Load()))
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(st.waiting.Load()))
+	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", usage)
+	counter("vllm:prefix_cache_queries_total",
+		"Prefix cache queries, in terms of number of queried tokens.", st.cacheQueries.Load())
+	counter("vllm:prefix_cache_hits_total",
+		"Prefix cache hits, in terms of number of cached tokens.", st.cacheHits.Load())
+	// The simulator never preempts (a request keeps its blocks until it
+	// ends); the series is there, at 0, as on an engine with room.
+	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
+	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.promptTokens.Load())
+	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.generationTokens.Load())
+	counter("vllm:request_success_total", "Count of successfully processed requests.",
+		st.requestsDone.Load(), "finished_reason", "length")
+
+	if lower := tiers[tierCPU].on || tiers[tierDisk].on; lower {
+		external := (tiers[tierCPU].counters.hits + tiers[tierDisk].counters.hits) * bs
+		counter("vllm:external_prefix_cache_queries_total",
+			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+			st.externalQueries.Load())
+		counter("vllm:external_prefix_cache_hits_total",
+			"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+			external)
+		counter("lmcache:num_retrieve_requests_total", "Total number of retrieve requests sent to lmcache.",
+			st.externalRequests.Load())
+		counter("lmcache:num_requested_tokens_total", "Total number of tokens requested from lmcache.",
+			st.externalQueries.Load())
+		counter("lmcache:num_hit_tokens_total", "Total number of tokens hit in lmcache.", external)
+	}
+
+	for _, t := range tiers {
+		tier := []string{"tier", t.name}
+		gauge("lmbench_sim:kv_capacity_tokens", "Tier capacity in tokens (0: tier off).",
+			float64(int64(t.capacityBlocks)*bs), tier...)
+		gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.usedBlocks)*bs), tier...)
+		counter("lmbench_sim:kv_prefix_hit_tokens_total",
+			"Prefix tokens found in the tier (the fastest tier holding them).", t.counters.hits*bs, tier...)
+		counter("lmbench_sim:kv_blend_hit_tokens_total",
+			"Tokens of blended (non-prefix) chunks found in the tier.", t.counters.blendHits*bs, tier...)
+		counter("lmbench_sim:kv_loaded_tokens_total",
+			"Tokens loaded from the tier into the GPU (promoted).", t.counters.promoted*bs, tier...)
+		counter("lmbench_sim:kv_stored_tokens_total",
+			"Tokens inserted into the tier (written, promoted or demoted in).", t.counters.stored*bs, tier...)
+		counter("lmbench_sim:kv_demoted_tokens_total",
+			"Tokens demoted into the tier from the tier above.", t.counters.demotedIn*bs, tier...)
+		counter("lmbench_sim:kv_evicted_tokens_total",
+			"Tokens evicted from the tier (least recently used first).", t.counters.evicted*bs, tier...)
+	}
+	counter("lmbench_sim:prefill_computed_tokens_total",
+		"Prompt tokens no tier held, prefilled on the GPU.", st.computedTokens.Load())
+	counter("lmbench_sim:blend_recomputed_tokens_total",
+		"Tokens of blended chunks recomputed anyway (the blend recompute fraction).", st.blendRecomputed.Load())
 	for f := range numFaults {
-		fmt.Fprintf(&b, "lmbench_sim:faults_total{%s,kind=%q} %d\n", base, faultNames[f], st.faults[f].Load())
+		counter("lmbench_sim:faults_total", "Injected faults, by kind.", st.faults[f].Load(), "kind", faultNames[f])
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write([]byte(b.String()))
+	counter("lmbench_sim:resets_total", "POST /reset_prefix_cache calls answered, by whether they cleared.",
+		st.resets.Load(), "cleared", strconv.FormatBool(!s.cfg.Faults.ResetNoop))
 }

@@ -67,7 +67,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/completions", s.handleText)
-	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.Handle("GET /metrics", newMetricsHandler(s))
 	mux.HandleFunc("GET /status", s.handleStatus)
 	mux.HandleFunc("POST /reset_prefix_cache", s.handleReset)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)

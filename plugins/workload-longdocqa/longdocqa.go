@@ -99,15 +99,16 @@ func questionText(q int) string {
 }
 
 type longDocQA struct {
-	o        Options
-	log      zerolog.Logger
-	content  *workload.Registry
-	numDocs  int
-	body     string
-	docs     []workload.Segment // registered lazily; zero until first use
-	schedule []pair
-	warmed   int // documents sent in warmup
-	next     int // index into schedule
+	o         Options
+	log       zerolog.Logger
+	content   *workload.Registry
+	numDocs   int
+	body      string
+	docs      []workload.Segment // registered lazily; zero until first use
+	bodyWords int                // words of the document body, once counted
+	schedule  []pair
+	warmed    int // documents sent in warmup
+	next      int // index into schedule
 	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
 	lookAhead bool
 }
@@ -147,6 +148,15 @@ func (w *longDocQA) Banner() []workload.Field {
 // document returns a reference to document d, registering its text the
 // first time, so each document crosses the process boundary once, with the
 // first request that needs it.
+// documentWords is a document's length in whitespace words: "Document",
+// its number followed by a colon, then the body.
+func (w *longDocQA) documentWords() int {
+	if w.bodyWords == 0 {
+		w.bodyWords = len(strings.Fields(w.body))
+	}
+	return 2 + w.bodyWords
+}
+
 func (w *longDocQA) document(d int) workload.Segment {
 	if w.docs[d].Ref == "" {
 		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), documentText(d, w.body))
@@ -179,6 +189,7 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 	w.log.Info().Msgf("Warmup %d/%d", d+1, w.numDocs)
 	req := workload.Chat("warmup_doc"+strconv.Itoa(d), workload.User(w.document(d))).
 		WithMaxTokens(1).
+		WithExpectedReuse(0, ""). // each document's first request is cold
 		Tag("doc", strconv.Itoa(d))
 	return workload.Send(req).WaitForFinish()
 }
@@ -207,6 +218,9 @@ func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
 		id := fmt.Sprintf("doc%d_q%d", p.Doc, p.Query)
 		w.log.Debug().Msgf("Dispatched request %s (doc %d, query %d)", id, p.Doc, p.Query)
 		req := workload.Chat(id, workload.User(w.document(p.Doc), workload.Text(questionText(p.Query)))).
+			// The document, warmed, is the reusable prefix (in words,
+			// until lengths are in tokens; the host aligns it to blocks).
+			WithExpectedReuse(w.documentWords(), "").
 			Tag("doc", strconv.Itoa(p.Doc)).
 			Tag("query", strconv.Itoa(p.Query))
 		if w.lookAhead {

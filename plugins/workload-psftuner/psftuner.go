@@ -225,10 +225,17 @@ func (w *tuner) request(pass, i int) workload.Request {
 		w.suffix = w.content.Register("suffix", suffixText(w.cfg.SuffixTokens, w.vocab, w.seed))
 	}
 	head := prefixText(i, w.cfg.PrefixTokens, w.vocab, w.seed) + " " + breakerText(w.cfg.BreakerTokens, w.vocab, w.breakers) + " "
-	return workload.Chat(fmt.Sprintf("pass%d_p%d", pass, i), workload.User(workload.Text(head), w.suffix)).
+	req := workload.Chat(fmt.Sprintf("pass%d_p%d", pass, i), workload.User(workload.Text(head), w.suffix)).
 		WithMaxTokens(maxOutputTokens).
 		Tag("prefix", strconv.Itoa(i)).
 		Tag("pass", strconv.Itoa(pass))
+	if pass == 1 {
+		// Every prefix is new in pass 1. Pass 2's reuse depends on
+		// which tier --psf-thrash overflows, which the workload is not
+		// told: it declares none.
+		req = req.WithExpectedReuse(0, "")
+	}
+	return req
 }
 
 // Step sends the pool once per phase, in pool order, one request at a time:

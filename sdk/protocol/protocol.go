@@ -32,13 +32,30 @@ const (
 	// only once the requests handed over run low, so one Step refills
 	// several. (minor 1)
 	LookAhead = "look-ahead"
+	// ExpectedReuse: a request may declare the prompt tokens it expects
+	// the engine to find cached (Request.ExpectedCachedTokens) and the
+	// tier it targets (Request.TargetTier); the host sets them beside what
+	// the engine reports in its cache ledger. An older host ignores them.
+	// (minor 1)
+	ExpectedReuse = "expected-reuse"
 )
 
+// Tiers a request's expected reuse targets (Request.TargetTier).
+const (
+	TierGPU   = "gpu"   // the engine's own prefix cache
+	TierCPU   = "cpu"   // a KV connector's CPU memory (LMCache)
+	TierDisk  = "disk"  // a KV connector's disk
+	TierBlend = "blend" // non-prefix reuse (CacheBlend)
+)
+
+// Tiers are the TargetTier values, "" aside (no tier named).
+var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
+
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -277,6 +294,15 @@ type Request struct {
 	// capability). Held requests go out in the order they were returned:
 	// one that must wait holds back those after it.
 	MaxInFlight int
+	// ExpectedCachedTokens (HasExpectedCached set) is how many of the
+	// prompt's tokens the workload expects the engine to find cached: 0
+	// for a request meant to be cold, the shared prefix's length for one
+	// meant to reuse it (the host aligns it to the engine's block).
+	// TargetTier names the tier the reuse is meant to come from ("":
+	// none named). The ExpectedReuse capability.
+	ExpectedCachedTokens int
+	HasExpectedCached    bool
+	TargetTier           string
 }
 
 // NextKind says when the host calls Step again.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Limits bound what one request may carry.
@@ -112,6 +114,10 @@ func (v *Validator) Check(r *Request, known func(id string) (string, bool)) erro
 		return bad("max_in_flight", "must be >= 0, got %d", r.MaxInFlight)
 	case r.HasScheduled && r.Scheduled < 0:
 		return bad("scheduled", "must be >= 0, got %v", r.Scheduled)
+	case r.HasExpectedCached && r.ExpectedCachedTokens < 0:
+		return bad("expected_cached_tokens", "must be >= 0, got %d", r.ExpectedCachedTokens)
+	case r.TargetTier != "" && !slices.Contains(Tiers, r.TargetTier):
+		return bad("target_tier", "must be one of %s or empty, got %q", strings.Join(Tiers, ", "), r.TargetTier)
 	case len(r.Tags) > l.MaxTags:
 		return bad("tags", "%d tags, at most %d", len(r.Tags), l.MaxTags)
 	}

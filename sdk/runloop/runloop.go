@@ -44,6 +44,11 @@ type Outgoing struct {
 	// (Request.At); otherwise it is when the Step that returned it was due.
 	Due      time.Time
 	Explicit bool
+	// The reuse the workload expects (protocol.Request's fields of the
+	// same names; the ExpectedReuse capability).
+	ExpectedCachedTokens int
+	HasExpectedCached    bool
+	TargetTier           string
 }
 
 // Outcome is what the workload hears of a finished request.
@@ -505,7 +510,8 @@ func (l *loop[M]) release(outstanding int) int {
 
 // resolve builds the outgoing request; Check has vouched for every reference.
 func (l *loop[M]) resolve(ph protocol.Phase, r *protocol.Request) *Outgoing {
-	out := &Outgoing{Phase: ph, ID: r.ID, MaxTokens: r.MaxTokens, Tags: r.Tags, Completion: r.Completion, Tools: r.Tools}
+	out := &Outgoing{Phase: ph, ID: r.ID, MaxTokens: r.MaxTokens, Tags: r.Tags, Completion: r.Completion, Tools: r.Tools,
+		ExpectedCachedTokens: r.ExpectedCachedTokens, HasExpectedCached: r.HasExpectedCached, TargetTier: r.TargetTier}
 	if r.Completion {
 		out.Prompt = l.text(r.Prompt)
 		return out

@@ -250,6 +250,11 @@ func toRequest(r *protocol.Request) *workloadv1.Request {
 		ns := int64(r.Scheduled)
 		pr.ScheduledNs = &ns
 	}
+	if r.HasExpectedCached {
+		n := uint32(min(max(r.ExpectedCachedTokens, 0), 1<<32-1))
+		pr.ExpectedCachedTokens = &n
+	}
+	pr.TargetTier = r.TargetTier
 	for _, t := range r.Tools {
 		pr.Tools = append(pr.Tools, &workloadv1.Tool{Name: t.Name, Description: t.Description, ParametersJson: t.Parameters})
 	}
@@ -277,6 +282,10 @@ func fromRequest(r *workloadv1.Request) protocol.Request {
 	if r.ScheduledNs != nil {
 		out.Scheduled, out.HasScheduled = time.Duration(r.GetScheduledNs()), true
 	}
+	if r.ExpectedCachedTokens != nil {
+		out.ExpectedCachedTokens, out.HasExpectedCached = int(r.GetExpectedCachedTokens()), true
+	}
+	out.TargetTier = r.GetTargetTier()
 	for _, t := range r.GetTools() {
 		out.Tools = append(out.Tools, protocol.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: t.GetParametersJson()})
 	}

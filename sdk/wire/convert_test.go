@@ -190,7 +190,12 @@ var (
 		Scheduled:    1500 * time.Millisecond,
 		HasScheduled: true,
 		Tools:        someTools,
+		// Expected reuse of the document's tokens, from the CPU tier.
+		ExpectedCachedTokens: 1984, HasExpectedCached: true, TargetTier: "cpu",
 	}
+	// A request meant to be cold: 0 expected, declared.
+	coldRequest = protocol.Request{ID: "cold", Messages: []protocol.Message{{Role: "user", Content: []protocol.Segment{{Text: "hi"}}}},
+		MaxTokens: 1, HasExpectedCached: true}
 	completionRequest = protocol.Request{
 		ID: "c0", Prompt: []protocol.Segment{{Ref: "doc0"}, {Text: " Summary:"}}, Completion: true,
 		MaxTokens: 1, Tags: map[string]string{"doc": "0"},
@@ -204,6 +209,7 @@ func TestRequestRoundTrip(t *testing.T) {
 	t.Parallel()
 	roundTrip(t, map[string]protocol.Request{
 		"chat with everything": chatRequest, "completion": completionRequest, "scheduled at zero": scheduledAtZero,
+		"expected cold": coldRequest,
 	}, func(r protocol.Request) *workloadv1.Request { return toRequest(&r) }, fromRequest)
 }
 

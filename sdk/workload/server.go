@@ -126,6 +126,10 @@ func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protoco
 		if !caps.Has(protocol.LookAhead) && r.MaxInFlight > 0 {
 			return protocol.StepResponse{}, fmt.Errorf("request %q has MaxInFlight, which this lmbench (protocol minor %d) does not hold requests for: check Env.HostHas(protocol.LookAhead), or update lmbench", r.ID, s.host.ProtocolMinor)
 		}
+		if !caps.Has(protocol.ExpectedReuse) {
+			// Informational: an older host has no ledger to put it in.
+			r.ExpectedCachedTokens, r.HasExpectedCached, r.TargetTier = 0, false, ""
+		}
 		resp.Requests[i] = r
 	}
 	switch out.next {

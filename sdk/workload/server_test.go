@@ -840,3 +840,35 @@ func TestPhaseString(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectedReuseNeedsTheCapability: a declared reuse travels to a host
+// that announces expected-reuse, and is dropped (not an error: it only
+// informs the host's ledger) for one that does not.
+func TestExpectedReuseNeedsTheCapability(t *testing.T) {
+	t.Parallel()
+	older := protocol.HostInfo{Version: "old", ProtocolMinor: 1, Capabilities: []string{protocol.FinishedInStep}}
+	for _, tc := range []struct {
+		name     string
+		host     protocol.HostInfo
+		declared bool
+	}{{"newest host", newestHost, true}, {"host without the capability", older, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := workload.Chat("q", workload.User(workload.Text("hi"))).WithExpectedReuse(480, protocol.TierCPU)
+			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) {
+				return workload.Send(req).Done(), nil
+			}}), zerolog.Nop())
+			configureAs(t, srv, tc.host, protocol.WorkloadConfig{})
+			resp, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure})
+			if err != nil || len(resp.Requests) != 1 {
+				t.Fatalf("Step = %d requests, %v", len(resp.Requests), err)
+			}
+			r := resp.Requests[0]
+			got := r.HasExpectedCached && r.ExpectedCachedTokens == 480 && r.TargetTier == protocol.TierCPU
+			gone := !r.HasExpectedCached && r.ExpectedCachedTokens == 0 && r.TargetTier == ""
+			if tc.declared && !got || !tc.declared && !gone {
+				t.Errorf("request sent as %+v; want the declaration %s", r, map[bool]string{true: "kept", false: "dropped"}[tc.declared])
+			}
+		})
+	}
+}

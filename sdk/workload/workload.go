@@ -118,6 +118,17 @@ func (r Request) WithTools(tools ...Tool) Request { r.Tools = tools; return r }
 // capability (Env.HostHas); Step fails on an older one.
 func (r Request) WithMaxInFlight(n int) Request { r.MaxInFlight = n; return r }
 
+// WithExpectedReuse declares how many of the prompt's tokens the workload
+// expects the engine to find cached (0: the request is meant to be cold)
+// and the tier that reuse targets (protocol.TierGPU, TierCPU, TierDisk,
+// TierBlend; "": none named). The host aligns the count to the engine's
+// block and sets it beside what the engine reports, in the summary's cache
+// ledger. A host without the protocol.ExpectedReuse capability ignores it.
+func (r Request) WithExpectedReuse(tokens int, tier string) Request {
+	r.ExpectedCachedTokens, r.HasExpectedCached, r.TargetTier = tokens, true, tier
+	return r
+}
+
 // At records when the request was due (its scheduled offset in the phase),
 // so dispatch lag (sent - scheduled) can be measured.
 func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, true; return r }

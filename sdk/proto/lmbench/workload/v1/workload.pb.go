@@ -896,9 +896,15 @@ type Request struct {
 	// Minor 1, capability "look-ahead": above 0, the host holds the
 	// request until fewer than this many requests of its phase are in
 	// flight; held requests go out in order.
-	MaxInFlight   uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxInFlight uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// Minor 1, capability "expected-reuse": the prompt tokens the workload
+	// expects the engine to find cached (absent: not declared; 0: meant to
+	// be cold), and the tier the reuse targets ("gpu", "cpu", "disk",
+	// "blend"; empty: none named).
+	ExpectedCachedTokens *uint32 `protobuf:"varint,9,opt,name=expected_cached_tokens,json=expectedCachedTokens,proto3,oneof" json:"expected_cached_tokens,omitempty"`
+	TargetTier           string  `protobuf:"bytes,10,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Request) Reset() {
@@ -996,6 +1002,20 @@ func (x *Request) GetMaxInFlight() uint32 {
 		return x.MaxInFlight
 	}
 	return 0
+}
+
+func (x *Request) GetExpectedCachedTokens() uint32 {
+	if x != nil && x.ExpectedCachedTokens != nil {
+		return *x.ExpectedCachedTokens
+	}
+	return 0
+}
+
+func (x *Request) GetTargetTier() string {
+	if x != nil {
+		return x.TargetTier
+	}
+	return ""
 }
 
 type isRequest_Body interface {
@@ -1454,7 +1474,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xb7\x03\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xae\x04\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1466,12 +1486,17 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x04tags\x18\x05 \x03(\v2&.lmbench.workload.v1.Request.TagsEntryR\x04tags\x12&\n" +
 	"\fscheduled_ns\x18\x06 \x01(\x03H\x01R\vscheduledNs\x88\x01\x01\x12/\n" +
 	"\x05tools\x18\a \x03(\v2\x19.lmbench.workload.v1.ToolR\x05tools\x12\"\n" +
-	"\rmax_in_flight\x18\b \x01(\rR\vmaxInFlight\x1a7\n" +
+	"\rmax_in_flight\x18\b \x01(\rR\vmaxInFlight\x129\n" +
+	"\x16expected_cached_tokens\x18\t \x01(\rH\x02R\x14expectedCachedTokens\x88\x01\x01\x12\x1f\n" +
+	"\vtarget_tier\x18\n" +
+	" \x01(\tR\n" +
+	"targetTier\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04bodyB\x0f\n" +
-	"\r_scheduled_ns\"\xf7\x02\n" +
+	"\r_scheduled_nsB\x19\n" +
+	"\x17_expected_cached_tokens\"\xf7\x02\n" +
 	"\fStepResponse\x128\n" +
 	"\bcontents\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.ContentR\bcontents\x128\n" +
 	"\brequests\x18\x02 \x03(\v2\x1c.lmbench.workload.v1.RequestR\brequests\x12\x1e\n" +

@@ -1,0 +1,151 @@
+package report
+
+import "strings"
+
+// CacheLedger is what the run found about the KV cache: the reset and its
+// check, and per phase the engine's per-request cached tokens beside its
+// /metrics hit counters, with the verdicts (core/host computes it).
+type CacheLedger struct {
+	// Reset is --reset-cache and its check; nil when none was asked.
+	Reset   *CacheReset
+	Warmup  LedgerPhase
+	Measure LedgerPhase
+	// Verdicts are the warnings, in order.
+	Verdicts []string
+}
+
+// CacheReset is a --reset-cache and what its check found.
+type CacheReset struct {
+	When string // before-warmup, before-measure
+	URL  string
+	// Status is the HTTP status the reset answered (0: it never answered;
+	// Error says why).
+	Status int
+	Error  string
+	// Cleared is the check's verdict: "yes", "no" or "unknown"; Detail
+	// says what the check saw.
+	Cleared string
+	Detail  string
+}
+
+// LedgerPhase sets a phase's cached tokens as the journal has them (the
+// engine's usage.prompt_tokens_details.cached_tokens of each request)
+// beside the engine's /metrics hit counters. NaN: not known.
+type LedgerPhase struct {
+	Requests int
+	// Journal is the sum of the requests' cached_tokens; Reporting how
+	// many requests reported any.
+	Journal   int64
+	Reporting int
+	// Engine is the phase's delta of the prefix-hit counters (vLLM: GPU
+	// plus connector; SGLang: cached tokens); Difference = Journal -
+	// Engine; Tolerance is one block per request.
+	Engine, Difference, Tolerance float64
+	// Agrees: |Difference| <= Tolerance ("yes", "no"; "n/a" without the
+	// engine's counters).
+	Agrees string
+
+	// The workload's own expectations (the expected-reuse capability):
+	// how many requests declared one; the cached tokens they expected,
+	// each aligned down to the engine's block (NaN: none declared), and
+	// the cached tokens those requests reported. Short: requests that
+	// found more than a block less than they expected; ColdHits:
+	// requests declared cold that found cached tokens; BelowBlock:
+	// requests that expected some reuse but less than one block.
+	Declared         int
+	Expected         float64
+	ExpectedMeasured int64
+	Short, ColdHits  int
+	BelowBlock       int
+}
+
+// ledgerSection is the terminal's "Cache ledger" section; "" without one.
+func ledgerSection(l *CacheLedger) string {
+	if l == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(center(" Cache ledger ", Width, '-') + "\n")
+	add := func(es ...entry) {
+		for _, x := range es {
+			b.WriteString(x.String() + "\n")
+		}
+	}
+	text := func(s string) {
+		for i, line := range wrap(s, Width-2) {
+			if i > 0 {
+				line = "  " + line
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	if r := l.Reset; r != nil {
+		add(entry{"Cache reset (" + r.When + ") cleared", r.Cleared})
+		if r.Detail != "" {
+			text("Reset: " + r.Detail)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		p    LedgerPhase
+	}{{"Warmup", l.Warmup}, {"Measured", l.Measure}} {
+		if p.p.Declared > 0 {
+			add(entry{p.name + " expected cached tokens", count(p.p.Expected)})
+		}
+		add(entry{p.name + " cached tokens (requests)", p.p.Journal},
+			entry{p.name + " hit tokens (/metrics)", count(p.p.Engine)},
+			entry{p.name + " agree within a block/request", p.p.Agrees})
+	}
+	for _, v := range l.Verdicts {
+		text("WARNING: " + v)
+	}
+	return b.String()
+}
+
+// withCacheLedger appends bench_summary.json's "cache_ledger" member; doc
+// is unchanged without one.
+func withCacheLedger(doc []kv, l *CacheLedger) []kv {
+	if l == nil {
+		return doc
+	}
+	var reset any
+	if r := l.Reset; r != nil {
+		reset = []kv{{"when", r.When}, {"url", r.URL}, {"status", orNullInt(r.Status)}, {"error", orNull(r.Error)},
+			{"cleared", r.Cleared}, {"detail", orNull(r.Detail)}}
+	}
+	phase := func(p LedgerPhase) []kv {
+		return []kv{
+			{"requests", p.Requests},
+			{"journal_cached_tokens", p.Journal},
+			{"requests_reporting_cached_tokens", p.Reporting},
+			{"engine_hit_tokens", p.Engine},
+			{"difference", p.Difference},
+			{"tolerance", p.Tolerance},
+			{"agrees", p.Agrees},
+			{"declared_requests", p.Declared},
+			{"expected_cached_tokens", p.Expected},
+			{"declared_cached_tokens", p.ExpectedMeasured},
+			{"short_requests", p.Short},
+			{"cold_requests_with_hits", p.ColdHits},
+			{"expected_below_one_block", p.BelowBlock},
+		}
+	}
+	return append(doc, kv{"cache_ledger", []kv{
+		{"reset", reset},
+		{"warmup", phase(l.Warmup)},
+		{"measure", phase(l.Measure)},
+		{"verdicts", append([]string{}, l.Verdicts...)},
+	}})
+}
+
+// Agreement is "yes" when |difference| <= tolerance, "no" otherwise,
+// "n/a" when either is not defined.
+func Agreement(difference, tolerance float64) string {
+	switch {
+	case difference != difference || tolerance != tolerance:
+		return "n/a"
+	case difference <= tolerance && -difference <= tolerance:
+		return "yes"
+	}
+	return "no"
+}
