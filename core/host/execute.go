@@ -77,6 +77,9 @@ type Plan struct {
 	// Abort says when the run stops early (a dead or failing engine, a
 	// failed warmup request).
 	Abort AbortPolicy
+	// Hurry, once closed, cancels the requests in flight, as a drain
+	// timeout does (a second Ctrl-C); the files are written as usual.
+	Hurry <-chan struct{}
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -164,6 +167,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
+	defer watchHurry(p.Hurry, tr, p.Log)()
 	stopProgress := startProgress(runCtx, p, obs)
 	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
 		if obs.setAbort(a) {
