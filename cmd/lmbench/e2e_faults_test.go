@@ -527,3 +527,52 @@ func TestPastedEndpointURLIsStripped(t *testing.T) {
 		t.Errorf("no warning about the stripped path:\n%s", r.stderr)
 	}
 }
+
+// The built-in engine's fault switches, served by lmbench sim in a
+// process of its own: an engine that dies after 30 requests aborts the
+// run; one that holds every stream open after [DONE] does not stall it.
+func TestSimFaultSwitches(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	run := func(t *testing.T, url string, out string) result {
+		return lmbench(t, nil, "run", "--engine-url", url, "--workload", "random-prefill",
+			"--rp-num-requests", "200", "--rp-rate", "100", "--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000",
+			"--no-interactive", "-q", "--json", "--output-dir", out)
+	}
+	t.Run("die after", func(t *testing.T) {
+		t.Parallel()
+		_, url := startSim(t, "--fault-die-after", "30")
+		out := t.TempDir()
+		r := run(t, url, out)
+		if r.code != 1 || !strings.Contains(r.stderr, "lmbench: run aborted: engine unreachable") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		recs := readJournal(t, filepath.Join(out, record.JournalName)).Records
+		ok := 0
+		for _, rec := range recs {
+			if rec.Success {
+				ok++
+			}
+		}
+		if ok > 29 || len(recs) >= 200 {
+			t.Errorf("%d of %d journalled requests succeeded; the engine died at the 30th of 200", ok, len(recs))
+		}
+		if run := summaryRunBlock(t, out); run["status"] != "aborted" {
+			t.Errorf("summary run block %v", run)
+		}
+	})
+	t.Run("hold after done", func(t *testing.T) {
+		t.Parallel()
+		_, url := startSim(t, "--fault-hold-after-done", "1", "--time-scale", "0")
+		out := t.TempDir()
+		r := run(t, url, out)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		for _, rec := range readJournal(t, filepath.Join(out, record.JournalName)).Records {
+			if !rec.Success || rec.Latency > 1 {
+				t.Errorf("%s: success %v latency %.3fs: the held-open body held the request", rec.RequestID, rec.Success, rec.Latency)
+			}
+		}
+	})
+}

@@ -205,7 +205,7 @@ func (s *session) progressSink(ctx context.Context, quiet bool) (host.ProgressSi
 		live := ui.NewLive(s.stdout, 0)
 		prev := s.logOut.swap(live.LogWriter())
 		// Keys typed during the run are not echoed over the display. An
-		// interrupt gives the echo back at once: a second Ctrl-C kills
+		// interrupt gives the echo back at once: a third Ctrl-C quits
 		// lmbench before the display closes.
 		input := func() {}
 		if in, ok := s.stdin.(*os.File); ok && isTerminal(in) {
