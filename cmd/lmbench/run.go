@@ -42,7 +42,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 			return exitFailed, err
 		}
 	}
-	ctx, hurry, stop := interruptible(s.log, s.quitNow(func() string { return r.vals.String(keyOutputDir) }))
+	ctx, hurry, stop := interruptible(s.log, s.quitNow)
 	defer stop()
 
 	if labels, keys := r.missing(); len(labels) > 0 {
@@ -129,6 +129,8 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	if err != nil {
 		return exitFailed, err
 	}
+	journal := runJournal(v.String(keyOutputDir))
+	s.journal.Store(&journal)
 	sender, err := engine.New(lim.engineConfig(p, log))
 	if err != nil {
 		return exitFailed, err

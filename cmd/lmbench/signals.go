@@ -64,15 +64,20 @@ func onInterrupts(sig <-chan os.Signal, log zerolog.Logger, quit func()) (contex
 }
 
 // quitNow ends lmbench at once, on a third Ctrl-C: the exporters may not
-// have written everything, so it says how to rebuild the files from the
-// journal, which holds every finished request. The plugins are stopped
-// first (and would die with the host anyway: the parent-death signal).
-func (s *session) quitNow(outputDir func() string) func() {
-	return func() {
-		journal := filepath.Join(outputDir(), record.JournalName)
+// have written everything, so once a run has started it says how to
+// rebuild the files from the journal, which holds every finished request.
+// The plugins are stopped first (and would die with the host anyway: the
+// parent-death signal).
+func (s *session) quitNow() {
+	if j := s.journal.Load(); j != nil {
 		fmt.Fprintf(s.stderr, "lmbench: quit at once: the result files may be incomplete; %s holds every finished request. Rebuild the files with:\n  lmbench export --journal %s\n",
-			journal, shellQuote(journal))
-		plugin.Cleanup()
-		os.Exit(exitQuit)
+			*j, shellQuote(*j))
+	} else {
+		fmt.Fprintln(s.stderr, "lmbench: quit at once; nothing was measured")
 	}
+	plugin.Cleanup()
+	os.Exit(exitQuit)
 }
+
+// runJournal is the journal of a run writing into dir.
+func runJournal(dir string) string { return filepath.Join(dir, record.JournalName) }
