@@ -297,6 +297,16 @@ func TestFullDiskKeepsEveryFinishedRequest(t *testing.T) {
 			t.Errorf("summary run block %v", run)
 		}
 	}
+	// The result files on the full disk are incomplete: lmbench says so,
+	// and the command it prints rebuilds them from the journal it names.
+	if !strings.Contains(r.stderr, "the result files may be incomplete") || !strings.Contains(r.stderr, "lmbench export --journal "+path) {
+		t.Errorf("stderr does not say how to rebuild the files:\n%s", r.stderr)
+	}
+	rebuilt := t.TempDir()
+	if x := lmbench(t, nil, "export", "--journal", path, "--output-dir", rebuilt); x.code != 0 {
+		t.Fatalf("lmbench export: exit %d\n%s", x.code, x.stderr)
+	}
+	checkCSVMatchesJournal(t, filepath.Join(rebuilt, "bench_results.csv"), c.Records)
 	t.Logf("%d requests finished; the journal is %s", sent, path)
 }
 
