@@ -178,7 +178,26 @@ func TestStalledEngineFailsEveryRequestWithinTheLimit(t *testing.T) {
 func TestEngineKilledMidRunAborts(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	sim, url := startSim(t)
+	t.Run("lmbench sim killed", func(t *testing.T) {
+		t.Parallel()
+		sim, url := startSim(t)
+		checkEngineDeathAborts(t, url, func() { sim.Process.Kill() })
+	})
+	t.Run("another server gone", func(t *testing.T) {
+		t.Parallel()
+		eng := newFakeEngine(t, withDelay(20*time.Millisecond))
+		checkEngineDeathAborts(t, eng.srv.URL, func() {
+			// As a dead process: the port refuses, open connections drop.
+			eng.srv.Listener.Close()
+			eng.srv.CloseClientConnections()
+		})
+	})
+}
+
+// checkEngineDeathAborts runs 30 s of requests against url, calls die
+// once some have finished, and checks that lmbench stops within 10 s,
+// says why, and keeps every finished request.
+func checkEngineDeathAborts(t *testing.T, url string, die func()) {
 	out := t.TempDir()
 	// 20 requests a second for 30 s.
 	cmd, stdout, stderr := startWatched(t, nil, filepath.Join(binDir, "lmbench"), "run", "--engine-url", url, "--workload", "random-prefill",
@@ -186,7 +205,7 @@ func TestEngineKilledMidRunAborts(t *testing.T) {
 		"--no-interactive", "-q", "--json", "--output-dir", out)
 	journal := filepath.Join(out, record.JournalName)
 	waitFor(t, "finished requests in the journal", func() bool { return journaled(journal) >= 10 })
-	sim.Process.Kill()
+	die()
 	killed := time.Now()
 	code := exitCode(cmd.Wait())
 	took := time.Since(killed)
