@@ -366,8 +366,15 @@ func TestHostKilledLeavesJournalAndNoOrphans(t *testing.T) {
 	if len(recs) < 5 || sent-len(recs) > 4 {
 		t.Errorf("journal has %d records, the engine saw %d requests", len(recs), sent)
 	}
+	// The parent-death signal: no plugin outlives the host by a second.
+	died := time.Now()
 	for _, pid := range plugins {
-		waitFor(t, fmt.Sprintf("orphaned plugin %d to exit", pid), func() bool { return !alive(pid) })
+		for alive(pid) {
+			if time.Since(died) > time.Second {
+				t.Fatalf("plugin %d still alive 1s after the host was killed", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 

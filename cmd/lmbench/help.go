@@ -91,16 +91,28 @@ func printRunHelp(w io.Writer, r *resolved) {
 func printGeneralFlags(w io.Writer, fs *pflag.FlagSet) {
 	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
 	engine := pflag.NewFlagSet("sim", pflag.ContinueOnError)
-	general.SortFlags, engine.SortFlags = false, false
+	limits := pflag.NewFlagSet("limits", pflag.ContinueOnError)
+	general.SortFlags, engine.SortFlags, limits.SortFlags = false, false, false
+	limitFlags := map[string]bool{}
+	for _, o := range limitOptions() {
+		limitFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
+	}
 	fs.VisitAll(func(f *pflag.Flag) {
-		if strings.HasPrefix(f.Name, simFlagPrefix) {
+		switch {
+		case strings.HasPrefix(f.Name, simFlagPrefix):
 			engine.AddFlag(f)
-		} else {
+		case limitFlags[f.Name]:
+			limits.AddFlag(f)
+		default:
 			general.AddFlag(f)
 		}
 	})
 	fmt.Fprintln(w, "\nGeneral flags:")
 	fmt.Fprint(w, general.FlagUsagesWrapped(100))
+	if limits.HasFlags() {
+		fmt.Fprintln(w, "\nTimeouts and abort policy (0 turns a limit off; the defaults let a prefill take minutes):")
+		fmt.Fprint(w, limits.FlagUsagesWrapped(100))
+	}
 	if engine.HasFlags() {
 		fmt.Fprintln(w, "\nBuilt-in engine (with --engine-url builtin; lmbench sim --help explains the cost model):")
 		fmt.Fprint(w, engine.FlagUsagesWrapped(100))

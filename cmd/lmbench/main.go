@@ -18,8 +18,9 @@ var version = "0.1.0-dev"
 // Exit codes.
 const (
 	exitOK          = 0
-	exitFailed      = 1 // a measured request failed, or an error
+	exitFailed      = 1 // a measured request failed, the run was aborted, or an error
 	exitUsage       = 2
+	exitQuit        = 3 // quit at once by a third Ctrl-C: rebuild the files from the journal
 	exitInterrupted = 130
 )
 

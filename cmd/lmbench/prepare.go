@@ -87,6 +87,7 @@ func exportEntries(r *resolved, p *host.Prepared) []config.Entry {
 		}
 	}
 	out = append(out, config.Entry{Key: keySeed, Value: v.Int(keySeed)})
+	out = append(out, limitEntries(v)...)
 	// Only when set: the journal's header records it, and the summary
 	// (at the run's end and on re-export) reads it from there.
 	if v.UserSet(keyPercentiles) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -26,6 +27,9 @@ type session struct {
 	hasLog         bool
 	plugins        *host.Plugins // nil until the logger is known
 	closers        []func()      // e.g. the built-in engine
+	// journal is the running benchmark's journal, for a third Ctrl-C's
+	// message ("" until the run starts); set and read on other goroutines.
+	journal atomic.Pointer[string]
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {

@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -45,7 +42,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 			return exitFailed, err
 		}
 	}
-	ctx, stop := interruptible(s.log)
+	ctx, hurry, stop := interruptible(s.log, s.quitNow)
 	defer stop()
 
 	if labels, keys := r.missing(); len(labels) > 0 {
@@ -72,6 +69,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if err := checkMetrics(r.vals); err != nil {
 		return exitFailed, err
 	}
+	if _, err := limits(r.vals, builtin(r.vals)); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -92,7 +92,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		fmt.Fprintf(stdout, "%sReplay with: %s --config %s%s\n", on, replay, shellQuote(r.cli.exportConfig), off)
 		return exitOK, nil
 	}
-	return s.execute(ctx, r, p)
+	return s.execute(ctx, r, p, hurry)
 }
 
 // checkExportPath fails on a file --export-config cannot write by its
@@ -122,13 +122,19 @@ func (s *session) noSetup(r *resolved) string {
 // execute runs the benchmark with the progress display the streams call
 // for: live on a terminal, a plain line every few seconds otherwise, none
 // with --quiet.
-func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (int, error) {
+func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hurry <-chan struct{}) (int, error) {
 	v, log, wl := r.vals, s.log, r.wl
 	printBanner(s.stdout, p.Configured, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
 		wl.Name(), p.Model, v.Float(keyKVVolume), p.TokensPerGB)
 
-	sender, err := engine.New(engine.Config{BaseURL: p.EngineURL, Model: p.Served, APIKey: p.APIKey})
+	lim, err := limits(v, builtin(v))
+	if err != nil {
+		return exitFailed, err
+	}
+	journal := runJournal(v.String(keyOutputDir))
+	s.journal.Store(&journal)
+	sender, err := engine.New(lim.engineConfig(p, log))
 	if err != nil {
 		return exitFailed, err
 	}
@@ -174,6 +180,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
+		Abort: lim.abortPolicy(p), Hurry: hurry,
 	})
 	if err != nil {
 		return exitFailed, err
@@ -190,6 +197,8 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		}
 		fmt.Fprintln(s.stderr, "lmbench: interrupted; the results so far are written")
 		return exitInterrupted, nil
+	case res.Status == record.Aborted:
+		return s.aborted(res), nil
 	case res.Err != nil:
 		return exitFailed, res.Err
 	case res.Final.FailedRequests > 0:
@@ -215,7 +224,7 @@ func (s *session) progressSink(ctx context.Context, quiet bool) (host.ProgressSi
 		live := ui.NewLive(s.stdout, 0)
 		prev := s.logOut.swap(live.LogWriter())
 		// Keys typed during the run are not echoed over the display. An
-		// interrupt gives the echo back at once: a second Ctrl-C kills
+		// interrupt gives the echo back at once: a third Ctrl-C quits
 		// lmbench before the display closes.
 		input := func() {}
 		if in, ok := s.stdin.(*os.File); ok && isTerminal(in) {
@@ -276,31 +285,6 @@ func (r *resolved) exporters() []host.Exporter {
 			Options: r.pluginOptions(e), Flag: r.origin(e)})
 	}
 	return out
-}
-
-// interruptible returns a context cancelled by the first SIGINT or SIGTERM
-// (the run then drains its in-flight requests); after that, signals get
-// their default action again, so a second Ctrl-C quits at once. The
-// journal keeps what finished, and the plugins exit when they lose us.
-func interruptible(log zerolog.Logger) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sig:
-			signal.Reset(os.Interrupt, syscall.SIGTERM)
-			log.Warn().Str("signal", s.String()).Msg("stopping: no new requests; waiting for those in flight (Ctrl-C again to quit now)")
-			cancel()
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sig)
-		close(done)
-		cancel()
-	}
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but

@@ -24,6 +24,10 @@ func DefaultMaxConnections() int {
 	return connectionsFor(limit)
 }
 
+// OpenFileLimit is the process's open-file limit (the soft limit, which
+// the Go runtime raises to the hard limit at start); false if unknown.
+func OpenFileLimit() (uint64, bool) { return openFileLimit() }
+
 func connectionsFor(limit uint64) int {
 	if limit <= fileMargin {
 		return 1

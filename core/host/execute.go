@@ -84,6 +84,9 @@ type Plan struct {
 	// BlockSize is the engine's KV-cache block in tokens, the cache
 	// ledger's tolerance per request (0: DefaultBlockSize).
 	BlockSize int
+	// Hurry, once closed, cancels the requests in flight, as a drain
+	// timeout does (a second Ctrl-C); the files are written as usual.
+	Hurry <-chan struct{}
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -176,6 +179,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	tr := newTransport(ctx, p.Sender, header)
 	defer tr.close()
 	obs.cache = startCache(runCtx, p)
+	defer watchHurry(p.Hurry, tr, p.Log)()
 	stopProgress := startProgress(runCtx, p, obs)
 	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
 		if obs.setAbort(a) {
