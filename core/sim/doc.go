@@ -75,7 +75,7 @@
 // no tokens, and text parts of one message are joined by a space.
 //
 // With TokenizerSubword a word of more than 3 characters costs 1 to 6
-// tokens (SubwordTokens: by its FNV-1a hash), as pseudo-words do on a real
+// tokens (by its FNV-1a hash: package sdk/subword), as pseudo-words do on a real
 // tokenizer; a chat prompt goes through a ChatML-like template,
 // <|im_start|> role content <|im_end|> per message (3 tokens) and
 // <|im_start|> assistant (2) for the generation prompt; a completion

@@ -2,9 +2,9 @@ package sim
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/lmbench/lmbench/sdk/subword"
 )
 
 // Tokenizer modes (Config.Tokenizer).
@@ -19,37 +19,20 @@ const (
 	TokenizerSubword = "subword"
 )
 
-// Subword tokens. A word's first piece carries wordMark (SentencePiece's
-// "▁"), so /detokenize can put the spaces back.
+// Subword tokens (the counting rule is package subword's). A word's first
+// piece carries wordMark (SentencePiece's "▁"), so /detokenize can put the
+// spaces back.
 const (
-	wordMark   = "▁"
-	bosToken   = "<|begin_of_text|>"
-	imStart    = "<|im_start|>"
-	imEnd      = "<|im_end|>"
-	maxPieces  = 6
-	shortWord  = 3 // words of at most this many characters are one token
-	genPrompt  = 2 // tokens add_generation_prompt adds: <|im_start|> assistant
-	perMessage = 3 // template tokens per message: <|im_start|> role ... <|im_end|>
+	wordMark = "▁"
+	bosToken = "<|begin_of_text|>"
+	imStart  = "<|im_start|>"
+	imEnd    = "<|im_end|>"
 )
 
-// SubwordTokens is the number of tokens word costs under TokenizerSubword:
-// 1 for a word of up to 3 characters, else 1 + FNV-1a(word) mod 6, at most
-// one per character. Exported so tests outside the package can state
-// expected counts without a server.
-func SubwordTokens(word string) int {
-	n := utf8.RuneCountInString(word)
-	if n <= shortWord {
-		return 1
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(word))
-	return min(1+int(h.Sum32()%maxPieces), n)
-}
-
-// subwordPieces splits word into SubwordTokens(word) pieces of near-equal
+// subwordPieces splits word into subword.WordTokens(word) pieces of near-equal
 // rune counts, the first marked as a word start.
 func subwordPieces(word string) []string {
-	k := SubwordTokens(word)
+	k := subword.WordTokens(word)
 	runes := []rune(word)
 	out := make([]string, 0, k)
 	for i := range k {

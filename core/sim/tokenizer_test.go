@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lmbench/lmbench/sdk/subword"
 )
 
 func subwordConfig() Config {
@@ -15,30 +17,15 @@ func subwordConfig() Config {
 	return cfg
 }
 
-func TestSubwordTokens(t *testing.T) {
+func TestSubwordPieces(t *testing.T) {
 	t.Parallel()
-	seen := map[int]bool{}
-	for _, w := range strings.Fields(words("pseudoword", 200)) {
-		n := SubwordTokens(w)
-		if n < 1 || n > maxPieces {
-			t.Fatalf("SubwordTokens(%q) = %d, want 1..%d", w, n, maxPieces)
+	for _, w := range strings.Fields(words("pseudoword", 100) + " hi a 日本語的な言葉") {
+		pieces := subwordPieces(w)
+		if len(pieces) != subword.WordTokens(w) {
+			t.Errorf("subwordPieces(%q) has %d pieces, want %d", w, len(pieces), subword.WordTokens(w))
 		}
-		if got := len(subwordPieces(w)); got != n {
-			t.Errorf("subwordPieces(%q) has %d pieces, want %d", w, got, n)
-		}
-		if got := strings.TrimPrefix(strings.Join(subwordPieces(w), ""), wordMark); got != w {
+		if got := strings.TrimPrefix(strings.Join(pieces, ""), wordMark); got != w {
 			t.Errorf("pieces of %q join to %q", w, got)
-		}
-		seen[n] = true
-	}
-	for n := 1; n <= maxPieces; n++ {
-		if !seen[n] {
-			t.Errorf("no word of 200 costs %d tokens: the rule does not spread over 1..%d", n, maxPieces)
-		}
-	}
-	for _, w := range []string{"hi", "a", "the", "日本語"} {
-		if n := SubwordTokens(w); n != 1 {
-			t.Errorf("SubwordTokens(%q) = %d, want 1 (short words are one token)", w, n)
 		}
 	}
 }
@@ -64,10 +51,7 @@ func TestSubwordTokenizeAndUsageAgree(t *testing.T) {
 	t.Parallel()
 	_, url := startServer(t, subwordConfig())
 	text := words("document", 50) + " hi hi"
-	want := 2 // the two "hi"
-	for _, w := range strings.Fields(words("document", 50)) {
-		want += SubwordTokens(w)
-	}
+	want := subword.TextTokens(text)
 	if got := tokenCount(t, url, `{"prompt":`+quote(text)+`,"add_special_tokens":false}`); got != want {
 		t.Errorf("text without special tokens: %d tokens, want %d", got, want)
 	}
@@ -76,11 +60,12 @@ func TestSubwordTokenizeAndUsageAgree(t *testing.T) {
 	}
 	msgs := `[{"role":"system","content":"hi"},{"role":"user","content":` + quote(text) + `}]`
 	chat := tokenCount(t, url, `{"messages":`+msgs+`}`)
-	if wantChat := 1 + want + 2*perMessage + genPrompt; chat != wantChat {
-		t.Errorf("chat: %d tokens, want %d (content + %d per message + %d for the generation prompt)", chat, wantChat, perMessage, genPrompt)
+	if wantChat := subword.ChatTokens("hi", text); chat != wantChat {
+		t.Errorf("chat: %d tokens, want %d (content + %d per message + %d for the generation prompt)",
+			chat, wantChat, subword.PerMessage, subword.GenerationPrompt)
 	}
-	if got := tokenCount(t, url, `{"messages":`+msgs+`,"add_generation_prompt":false}`); got != chat-genPrompt {
-		t.Errorf("chat without generation prompt: %d tokens, want %d", got, chat-genPrompt)
+	if got := tokenCount(t, url, `{"messages":`+msgs+`,"add_generation_prompt":false}`); got != chat-subword.GenerationPrompt {
+		t.Errorf("chat without generation prompt: %d tokens, want %d", got, chat-subword.GenerationPrompt)
 	}
 
 	// The completion's usage counts the same tokens the endpoint does.

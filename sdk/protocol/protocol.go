@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 1
+	Minor = 2
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -32,13 +32,18 @@ const (
 	// only once the requests handed over run low, so one Step refills
 	// several. (minor 1)
 	LookAhead = "look-ahead"
+	// Tokenizer: the host answers the workload's token counts (texts, and
+	// chats through the model's chat template) when WorkloadConfig.Tokens
+	// is set: over gRPC, queries travel on the Tokenize stream the host
+	// opens. (minor 2)
+	Tokenizer = "tokenizer"
 )
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, Tokenizer}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, Tokenizer}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -198,6 +203,10 @@ type Common struct {
 type WorkloadConfig struct {
 	Options Values
 	Common  Common
+	// Tokens counts tokens as the engine's tokenizer does; nil when the
+	// host has none (--tokenizer words) or predates the Tokenizer
+	// capability (minor 2).
+	Tokens TokenCounter
 }
 
 // Configured is Configure's answer.

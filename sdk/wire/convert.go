@@ -152,7 +152,7 @@ func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {
 	return &workloadv1.ConfigureRequest{Options: toValues(c.Options), Common: &workloadv1.Common{
 		Seed: c.Common.Seed, Model: c.Common.Model, KvCacheVolumeGb: c.Common.KVCacheVolumeGB,
 		TokensPerGb: c.Common.TokensPerGB, CompletionsMode: c.Common.CompletionsMode,
-	}}
+	}, Tokenizer: c.Tokens != nil}
 }
 
 func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig {

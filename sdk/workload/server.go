@@ -48,7 +48,7 @@ func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protoco
 	}, nil
 }
 
-func (s *server[O]) Configure(_ context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
+func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
 	opts, err := option.Decode(s.def.Defaults, cfg.Options)
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
@@ -57,7 +57,11 @@ func (s *server[O]) Configure(_ context.Context, cfg protocol.WorkloadConfig) (p
 	s.mu.Lock()
 	host := s.host
 	s.mu.Unlock()
-	wl, err := s.def.New(opts, Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host})
+	env := Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host, Context: ctx}
+	if cfg.Tokens != nil && env.HostHas(protocol.Tokenizer) {
+		env.Tokenizer = NewTokenizer(cfg.Tokens)
+	}
+	wl, err := s.def.New(opts, env)
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}

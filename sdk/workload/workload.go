@@ -39,6 +39,12 @@ type Env struct {
 	// Host is what the host announced: its version, protocol minor and
 	// capabilities (empty for a host older than protocol minor 1).
 	Host protocol.HostInfo
+	// Tokenizer counts tokens as the engine does; nil when the host has
+	// none (--tokenizer words, or a host before protocol minor 2): lengths
+	// are then in whitespace words.
+	Tokenizer *Tokenizer
+	// Context is the Configure call's, for the calls New makes (Tokenizer).
+	Context context.Context
 }
 
 // HostHas reports whether the host announced capability c (a
