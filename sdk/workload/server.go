@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -41,7 +42,7 @@ func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protoco
 	s.host = host
 	s.mu.Unlock()
 	return protocol.WorkloadDescription{
-		Info:              serve.Info(protocol.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix, protocol.WorkloadCapabilities),
+		Info:              serve.Info(protocol.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix, s.capabilities()),
 		Options:           specs,
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
@@ -58,7 +59,7 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	host := s.host
 	s.mu.Unlock()
 	env := Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host, Context: ctx}
-	if cfg.Tokens != nil && env.HostHas(protocol.Tokenizer) {
+	if cfg.Tokens != nil && s.def.CountsTokens && env.HostHas(protocol.Tokenizer) {
 		env.Tokenizer = NewTokenizer(cfg.Tokens)
 	}
 	wl, err := s.def.New(opts, env)
@@ -96,7 +97,16 @@ func (s *server[O]) configured() (Workload, *Registry, protocol.Capabilities, er
 	if s.wl == nil {
 		return nil, nil, nil, fmt.Errorf("Step or OnFinished before a successful Configure: %w", protocol.ErrOutOfOrder)
 	}
-	return s.wl, s.registry, protocol.Negotiate(protocol.WorkloadCapabilities, s.host.Capabilities), nil
+	return s.wl, s.registry, protocol.Negotiate(s.capabilities(), s.host.Capabilities), nil
+}
+
+// capabilities is what this workload announces: the SDK's, without the
+// tokenizer unless the definition counts tokens.
+func (s *server[O]) capabilities() []string {
+	if s.def.CountsTokens {
+		return protocol.WorkloadCapabilities
+	}
+	return slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.Tokenizer })
 }
 
 func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {

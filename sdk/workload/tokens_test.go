@@ -147,14 +147,16 @@ func TestEnvTokenizer(t *testing.T) {
 		tokens protocol.TokenCounter
 		caps   []string
 		grpc   bool
+		words  bool // the definition does not count tokens
 		want   bool
 	}{
-		"in-process":       {tokens: &sdktest.FakeTokenizer{}, want: true},
-		"over gRPC":        {tokens: &sdktest.FakeTokenizer{}, grpc: true, want: true},
-		"no tokenizer":     {},
-		"minor-0 host":     {tokens: &sdktest.FakeTokenizer{}, caps: []string{}},
-		"minor-1 host":     {tokens: &sdktest.FakeTokenizer{}, caps: []string{protocol.FinishedInStep, protocol.LookAhead}},
-		"no tokenizer rpc": {grpc: true},
+		"definition in words": {tokens: &sdktest.FakeTokenizer{}, words: true},
+		"in-process":          {tokens: &sdktest.FakeTokenizer{}, want: true},
+		"over gRPC":           {tokens: &sdktest.FakeTokenizer{}, grpc: true, want: true},
+		"no tokenizer":        {},
+		"minor-0 host":        {tokens: &sdktest.FakeTokenizer{}, caps: []string{}},
+		"minor-1 host":        {tokens: &sdktest.FakeTokenizer{}, caps: []string{protocol.FinishedInStep, protocol.LookAhead}},
+		"no tokenizer rpc":    {grpc: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -170,6 +172,7 @@ func TestEnvTokenizer(t *testing.T) {
 				}
 				return &fake{step: func(workload.StepInput) (workload.StepOutput, error) { return workload.Done(), nil }}, nil
 			})
+			def.CountsTokens = !tc.words
 			o := sdktest.Options{Tokens: tc.tokens, HostCapabilities: tc.caps}
 			if tc.grpc {
 				sdktest.RunGRPC(t, def, o)

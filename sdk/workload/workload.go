@@ -257,7 +257,11 @@ type Definition[O any] struct {
 	TagKeys []string
 	// WantsResponseText asks the host to deliver response text in Result.
 	WantsResponseText bool
-	Defaults          O
+	// CountsTokens asks the host for its tokenizer (capability
+	// protocol.Tokenizer, Env.Tokenizer); without it the host neither
+	// probes one nor offers it.
+	CountsTokens bool
+	Defaults     O
 	// New builds the workload from validated options. Return an
 	// *option.FieldError to point at one option.
 	New func(opts O, env Env) (Workload, error)
