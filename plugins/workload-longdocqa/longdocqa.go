@@ -106,18 +106,27 @@ type longDocQA struct {
 	body     string
 	docs     []workload.Segment // registered lazily; zero until first use
 	schedule []pair
-	warmed   int // documents sent in warmup
-	next     int // index into schedule
+	exact    *exactDocs // lengths in the engine's tokens; nil: in words, as the original
+	warmed   int        // documents sent in warmup
+	next     int        // index into schedule
 	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
 	lookAhead bool
 }
 
 func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
-	n, err := numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+	var exact *exactDocs
+	var n int
+	var err error
+	if env.Tokenizer != nil {
+		exact, n, err = buildExact(o, env)
+	} else {
+		n, err = numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &longDocQA{
+		exact:     exact,
 		o:         o,
 		log:       env.Logger,
 		content:   env.Content,
@@ -134,7 +143,7 @@ func (w *longDocQA) Resolved() map[string]any { return map[string]any{"num-docum
 func (w *longDocQA) PlannedRequests() int { return len(w.schedule) }
 
 func (w *longDocQA) Banner() []workload.Field {
-	return []workload.Field{
+	fields := []workload.Field{
 		{Label: "Documents", Value: strconv.Itoa(w.numDocs)},
 		{Label: "Queries/doc", Value: strconv.Itoa(w.o.QueryPerDocument)},
 		{Label: "Total requests", Value: strconv.Itoa(len(w.schedule))},
@@ -142,6 +151,10 @@ func (w *longDocQA) Banner() []workload.Field {
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 		{Label: "Shuffle policy", Value: w.o.ShufflePolicy},
 	}
+	if w.exact != nil {
+		fields = append(fields, w.exact.banner(w.o.DocumentLength)...)
+	}
+	return fields
 }
 
 // document returns a reference to document d, registering its text the
@@ -149,7 +162,11 @@ func (w *longDocQA) Banner() []workload.Field {
 // first request that needs it.
 func (w *longDocQA) document(d int) workload.Segment {
 	if w.docs[d].Ref == "" {
-		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), documentText(d, w.body))
+		text := documentText(d, w.body)
+		if w.exact != nil {
+			text = w.exact.texts[d]
+		}
+		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), text)
 	}
 	return w.docs[d]
 }

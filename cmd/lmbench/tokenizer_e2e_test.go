@@ -1,0 +1,199 @@
+package main
+
+// End-to-end tests of token-exact lengths: the real binaries against
+// `lmbench sim --tokenizer-mode subword`, a separate process whose
+// /tokenize is the referee.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// startSim starts `lmbench sim` on a free port and returns its URL.
+func startSim(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "lmbench"), append([]string{"sim", "--port", "0", "--log-level", "warn"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("lmbench sim: no banner line: %v", err)
+	}
+	i := strings.Index(line, " at http://")
+	if i < 0 {
+		t.Fatalf("lmbench sim banner %q has no URL", line)
+	}
+	return strings.Fields(line[i+4:])[0]
+}
+
+// recorder forwards to an engine and keeps the chat requests' bodies.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []map[string]any
+	srv    *httptest.Server
+}
+
+func newRecorder(t *testing.T, target string) *recorder {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.FlushInterval = -1
+	rec := &recorder{}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			b, _ := io.ReadAll(r.Body)
+			var body map[string]any
+			if json.Unmarshal(b, &body) == nil {
+				rec.mu.Lock()
+				rec.bodies = append(rec.bodies, body)
+				rec.mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+// warmupDocs returns the documents of the warmup requests (max_tokens 1).
+func (r *recorder) warmupDocs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var docs []string
+	for _, b := range r.bodies {
+		if b["max_tokens"].(float64) == 1 {
+			docs = append(docs, promptOf(b))
+		}
+	}
+	return docs
+}
+
+// simCount asks the sim's /tokenize for the tokens of body.
+func simCount(t *testing.T, base string, body map[string]any) int {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(base+"/tokenize", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct{ Count int }
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/tokenize: status %d, %v", resp.StatusCode, err)
+	}
+	return r.Count
+}
+
+// TestLongDocQATokenExact: against a tokenizer whose words cost several
+// tokens, every document is exactly --ldqa-document-length tokens by the
+// engine's own /tokenize, and the document count follows from the tokens
+// a warmup prompt costs (document + chat template), not from words.
+func TestLongDocQATokenExact(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	sim := startSim(t, "--tokenizer-mode", "subword", "--time-scale", "0")
+	rec := newRecorder(t, sim)
+	out := t.TempDir()
+	// 1 GB x 8000 tokens: 4 documents of 2,000 words, but only 3 of 2,000
+	// tokens once the chat template's 5 are counted.
+	r := lmbench(t, nil, "run", "--engine-url", rec.srv.URL, "--workload", "long-doc-qa",
+		"--tokens-per-gb-kvcache", "8000", "--kv-cache-volume", "1",
+		"--ldqa-document-length", "2000", "--ldqa-query-per-document", "1",
+		"--no-interactive", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	docs := rec.warmupDocs()
+	if len(docs) != 3 {
+		t.Fatalf("%d warmup documents, want 3 (8000 tokens / 2005 per warmup prompt)", len(docs))
+	}
+	for i, d := range docs {
+		if n := simCount(t, sim, map[string]any{"prompt": d, "add_special_tokens": false}); n != 2000 {
+			t.Errorf("document %d: %d tokens by the engine's /tokenize, want exactly 2000", i, n)
+		}
+		if !strings.HasPrefix(d, "Document ") {
+			t.Errorf("document %d starts %q, want its distinct header", i, trunc(d))
+		}
+	}
+	warm := simCount(t, sim, map[string]any{"messages": []map[string]string{{"role": "user", "content": docs[0]}}})
+	if warm != 2005 {
+		t.Errorf("a warmup prompt costs %d tokens, want 2005 (2000 + the chat template's 5)", warm)
+	}
+	for _, want := range []string{"Documents", "Warmup prompt", "2005 tokens (document + 5 of chat template)", "Question scaffolding"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("banner lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, "whitespace words") {
+		t.Errorf("warned about words with a working /tokenize:\n%s", r.stderr)
+	}
+}
+
+// TestLongDocQAWithoutTokenizeWarnsAndUsesWords: an engine without
+// /tokenize gets the original's word-sized documents and a warning.
+func TestLongDocQAWithoutTokenizeWarnsAndUsesWords(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	for name, args := range map[string][]string{
+		"no /tokenize":      {"--sim-no-tokenize"},
+		"--tokenizer words": {"--tokenizer", "words", "--sim-tokenizer-mode", "subword"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			r := lmbench(t, nil, append([]string{"run", "--engine-url", "builtin", "--workload", "long-doc-qa",
+				"--tokens-per-gb-kvcache", "8000", "--kv-cache-volume", "1", "--sim-time-scale", "0",
+				"--ldqa-document-length", "2000", "--ldqa-query-per-document", "1",
+				"--no-interactive", "-q", "--json", "--output-dir", out}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "prompt lengths are in whitespace words, not the model's tokens") {
+				t.Errorf("no warning that lengths are in words:\n%s", r.stderr)
+			}
+			// 8000 / 2000 words = 4 documents, 4 measured requests.
+			rows := readCSV(t, filepath.Join(out, "bench_results.csv"))
+			if len(rows) != 1+4 {
+				t.Errorf("%d measured rows, want 4 (documents sized in words)", len(rows)-1)
+			}
+		})
+	}
+}
+
+// TestTokenizerEngineFailsWithoutTokenize: --tokenizer engine insists.
+func TestTokenizerEngineFailsWithoutTokenize(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "long-doc-qa", "--sim-no-tokenize",
+		"--tokens-per-gb-kvcache", "8000", "--kv-cache-volume", "1", "--tokenizer", "engine",
+		"--no-interactive", "-q", "--output-dir", t.TempDir())
+	if r.code == 0 || !strings.Contains(r.stderr, "--tokenizer engine: the engine's /tokenize does not answer: text 0: engine /tokenize: HTTP 404") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "long-doc-qa",
+		"--tokens-per-gb-kvcache", "8000", "--tokenizer", "/nonexistent/tokenizer.json",
+		"--no-interactive", "-q", "--output-dir", t.TempDir())
+	if r.code == 0 || !strings.Contains(r.stderr, `--tokenizer: "/nonexistent/tokenizer.json": a local tokenizer.json is not supported yet`) {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
