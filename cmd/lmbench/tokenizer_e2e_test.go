@@ -197,3 +197,47 @@ func TestTokenizerEngineFailsWithoutTokenize(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestMultiRoundChatTokenExact: the session count follows from the tokens
+// of a warmup prompt by the engine's /tokenize, and each system prompt and
+// history is exactly its length.
+func TestMultiRoundChatTokenExact(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	sim := startSim(t, "--tokenizer-mode", "subword", "--time-scale", "0")
+	rec := newRecorder(t, sim)
+	// 9,000 tokens of KV cache: 6 sessions of 300 + 1,200 words, 5 once
+	// the template and the fixed turns are counted.
+	r := lmbench(t, nil, "run", "--engine-url", rec.srv.URL, "--workload", "multi-round-chat",
+		"--tokens-per-gb-kvcache", "9000", "--kv-cache-volume", "1",
+		"--mrc-shared-prompt-length", "300", "--mrc-chat-history-length", "1200", "--mrc-user-input-length", "20",
+		"--mrc-output-length", "2", "--mrc-qps", "50", "--mrc-duration", "0.2",
+		"--no-interactive", "-q", "--output-dir", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rec.mu.Lock()
+	var warm []map[string]any
+	for _, b := range rec.bodies {
+		if b["max_tokens"].(float64) == 1 {
+			warm = append(warm, b)
+		}
+	}
+	rec.mu.Unlock()
+	if len(warm) != 5 {
+		t.Fatalf("%d sessions warmed, want 5", len(warm))
+	}
+	for i, b := range warm {
+		msgs := b["messages"].([]any)
+		for j, want := range map[int]int{0: 300, 1: 1200} {
+			text := msgs[j].(map[string]any)["content"].(string)
+			if n := simCount(t, sim, map[string]any{"prompt": text, "add_special_tokens": false}); n != want {
+				t.Errorf("session %d message %d: %d tokens by /tokenize, want %d", i, j, n, want)
+			}
+		}
+	}
+	n := simCount(t, sim, map[string]any{"messages": warm[0]["messages"]})
+	if 9000/n != 5 {
+		t.Errorf("a warmup prompt costs %d tokens: 9000 / it is not the 5 sessions run", n)
+	}
+}

@@ -32,6 +32,9 @@ var Definition = workload.Definition[Options]{
 	Version:           "0.1.0",
 	TagKeys:           []string{"session", "round"},
 	WantsResponseText: true,
+	// Prompts, histories and queries exactly their lengths in tokens when
+	// the host has a tokenizer.
+	CountsTokens: true,
 	Defaults: Options{
 		SharedPromptLength: 2000,
 		ChatHistoryLength:  10000,
