@@ -43,7 +43,7 @@ const (
 	keyLogLevel       = "log_level"
 	keyLogFormat      = "log_format"
 	keyDrain          = "drain_timeout"
-	keyTokenizer      = "tokenizer"
+	keyTokenizer      = host.TokenizerKey
 	// keyPercentiles is the host's key too: the summary reads it from the
 	// run's recorded configuration.
 	keyPercentiles = host.PercentilesKey

@@ -45,6 +45,9 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 			return nil, err
 		}
 	}
+	if err := v.Set(keyTokenizer, p.Tokenizer); err != nil { // what was used, recorded with the run
+		return nil, err
+	}
 	if p.TokensResolved {
 		if err := v.Set(keyTokensPerGB, p.TokensPerGB); err != nil {
 			return nil, err

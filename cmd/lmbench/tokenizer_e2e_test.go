@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -147,6 +148,47 @@ func TestLongDocQATokenExact(t *testing.T) {
 	if strings.Contains(r.stderr, "whitespace words") {
 		t.Errorf("warned about words with a working /tokenize:\n%s", r.stderr)
 	}
+	// The summary sets the stated prompt lengths beside the engine's
+	// usage.prompt_tokens: they agree for every request.
+	p := promptTokens(t, out)
+	if p.Tokenizer != "engine" {
+		t.Errorf("summary tokenizer %q, want engine", p.Tokenizer)
+	}
+	for name, ph := range map[string]promptPhase{"warmup": p.Warmup, "measure": p.Measure} {
+		if ph.Requests != 3 || ph.Stated == nil || ph.Measured == nil || *ph.Stated != *ph.Measured || *ph.Differing != 0 {
+			t.Errorf("%s: %+v, want 3 requests whose stated and measured prompt tokens agree", name, ph)
+		}
+	}
+	if *p.Warmup.Stated != 3*2005 {
+		t.Errorf("warmup stated %d prompt tokens, want 3 x 2005", *p.Warmup.Stated)
+	}
+}
+
+type promptPhase struct {
+	Requests                    int
+	Stated, Measured, Differing *int
+}
+
+// promptTokens reads bench_summary.json's prompt_tokens block.
+func promptTokens(t *testing.T, dir string) struct {
+	Tokenizer       string
+	Warmup, Measure promptPhase
+} {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "bench_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		P *struct {
+			Tokenizer       string
+			Warmup, Measure promptPhase
+		} `json:"prompt_tokens"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.P == nil {
+		t.Fatalf("bench_summary.json: no prompt_tokens block (%v):\n%s", err, b)
+	}
+	return *s.P
 }
 
 // TestLongDocQAWithoutTokenizeWarnsAndUsesWords: an engine without
@@ -175,6 +217,9 @@ func TestLongDocQAWithoutTokenizeWarnsAndUsesWords(t *testing.T) {
 			rows := readCSV(t, filepath.Join(out, "bench_results.csv"))
 			if len(rows) != 1+4 {
 				t.Errorf("%d measured rows, want 4 (documents sized in words)", len(rows)-1)
+			}
+			if p := promptTokens(t, out); p.Tokenizer != "words" || p.Measure.Requests != 0 || p.Measure.Stated != nil {
+				t.Errorf("summary prompt_tokens %+v, want words and nothing stated (null)", p)
 			}
 		})
 	}
@@ -206,15 +251,19 @@ func TestMultiRoundChatTokenExact(t *testing.T) {
 	needBinaries(t)
 	sim := startSim(t, "--tokenizer-mode", "subword", "--time-scale", "0")
 	rec := newRecorder(t, sim)
+	out := t.TempDir()
 	// 9,000 tokens of KV cache: 6 sessions of 300 + 1,200 words, 5 once
 	// the template and the fixed turns are counted.
 	r := lmbench(t, nil, "run", "--engine-url", rec.srv.URL, "--workload", "multi-round-chat",
 		"--tokens-per-gb-kvcache", "9000", "--kv-cache-volume", "1",
 		"--mrc-shared-prompt-length", "300", "--mrc-chat-history-length", "1200", "--mrc-user-input-length", "20",
 		"--mrc-output-length", "2", "--mrc-qps", "50", "--mrc-duration", "0.2",
-		"--no-interactive", "-q", "--output-dir", t.TempDir())
+		"--no-interactive", "-q", "--json", "--output-dir", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if p := promptTokens(t, out).Warmup; p.Requests != 5 || p.Stated == nil || *p.Stated != *p.Measured {
+		t.Errorf("warmup prompt tokens %+v, want 5 requests stated as the engine counted them", p)
 	}
 	rec.mu.Lock()
 	var warm []map[string]any

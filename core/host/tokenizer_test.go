@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/subword"
@@ -159,5 +160,19 @@ func TestEngineTokenizerErrorHidesCredentials(t *testing.T) {
 	_, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"x"}})
 	if err == nil || strings.Contains(err.Error(), "secret-pw") {
 		t.Errorf("error = %v, want one without the URL's password", err)
+	}
+}
+
+func TestRunTokenizer(t *testing.T) {
+	t.Parallel()
+	for cfg, want := range map[string]string{
+		`{"tokenizer":"engine","seed":1}`: "engine",
+		`{"tokenizer":"words"}`:           "words",
+		`{"seed":1}`:                      "", // a journal from before --tokenizer
+		``:                                "",
+	} {
+		if got := runTokenizer(record.Run{Config: json.RawMessage(cfg)}); got != want {
+			t.Errorf("config %s: %q, want %q", cfg, got, want)
+		}
 	}
 }

@@ -25,6 +25,10 @@ type exactDocs struct {
 	// questionTokens[q] is what question q adds to a document's request,
 	// the template included: the fixed scaffolding.
 	questionTokens []int
+	// warm[d] and asked[d][q] are the prompts' tokens of
+	// document d's warmup and question requests, stated with each request.
+	warm  []int
+	asked [][]int
 }
 
 // buildExact probes the vocabulary, builds one document to measure the
@@ -62,6 +66,22 @@ func buildExact(o Options, env workload.Env) (*exactDocs, int, error) {
 	}
 	if e.texts, err = tok.ExactTexts(ctx, prefixes, vocab, o.DocumentLength); err != nil {
 		return nil, 0, fmt.Errorf("document-length %d: %w", o.DocumentLength, err)
+	}
+	// Every request's prompt, counted once, to state with it.
+	asks := o.QueryPerDocument
+	chats = chats[:0]
+	for _, text := range e.texts {
+		chats = append(chats, userChat(text))
+		for q := range asks {
+			chats = append(chats, userChat(text+questionText(q)))
+		}
+	}
+	if counts, err = tok.CountChats(ctx, chats...); err != nil {
+		return nil, 0, err
+	}
+	for d := range n {
+		row := counts[d*(1+asks) : (d+1)*(1+asks)]
+		e.warm, e.asked = append(e.warm, row[0]), append(e.asked, row[1:])
 	}
 	return e, n, nil
 }

@@ -197,6 +197,9 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 	req := workload.Chat("warmup_doc"+strconv.Itoa(d), workload.User(w.document(d))).
 		WithMaxTokens(1).
 		Tag("doc", strconv.Itoa(d))
+	if w.exact != nil {
+		req = req.WithPromptTokens(w.exact.warm[d])
+	}
 	return workload.Send(req).WaitForFinish()
 }
 
@@ -228,6 +231,9 @@ func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
 			Tag("query", strconv.Itoa(p.Query))
 		if w.lookAhead {
 			req = req.WithMaxInFlight(limit)
+		}
+		if w.exact != nil {
+			req = req.WithPromptTokens(w.exact.asked[p.Doc][p.Query])
 		}
 		reqs = append(reqs, req)
 	}

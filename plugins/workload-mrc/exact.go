@@ -19,7 +19,8 @@ var fillerCandidates = []string{"help", "hi", "tell", "the", "a", "and", "of", "
 type exactTexts struct {
 	systems, histories []string // session i's
 	query              string
-	warmTokens         int // session 0's warmup prompt
+	warmTokens         int   // session 0's warmup prompt
+	warm               []int // session i's warmup prompt, stated with it
 }
 
 func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
@@ -67,6 +68,13 @@ func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
 		return nil, 0, err
 	}
 	if e.histories, err = build("chat-history-length", hist, "hi", o.ChatHistoryLength); err != nil {
+		return nil, 0, err
+	}
+	chats := make([]workload.TokenChat, n)
+	for i := range n {
+		chats[i] = warmupChat(e.systems[i], e.histories[i])
+	}
+	if e.warm, err = tok.CountChats(ctx, chats...); err != nil {
 		return nil, 0, err
 	}
 	q, err := build("user-input-length", []string{""}, "tell", o.UserInputLength)

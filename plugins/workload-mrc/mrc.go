@@ -354,6 +354,9 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 	req := workload.Chat("warmup_s"+strconv.Itoa(i), s.messages(workload.Text(warmupQuery))...).
 		WithMaxTokens(1).
 		Tag("session", strconv.Itoa(i))
+	if w.exact != nil {
+		req = req.WithPromptTokens(w.exact.warm[i])
+	}
 	return workload.Send(req).WaitForFinish()
 }
 

@@ -286,6 +286,11 @@ type Request struct {
 	// capability). Held requests go out in the order they were returned:
 	// one that must wait holds back those after it.
 	MaxInFlight int
+	// PromptTokens is the prompt's length as the host's tokenizer counts
+	// it (Env.Tokenizer: the chat template included), when the workload
+	// knows it; the summary sets it beside the engine's
+	// usage.prompt_tokens. 0: not stated. (minor 2)
+	PromptTokens int
 }
 
 // NextKind says when the host calls Step again.

@@ -190,6 +190,7 @@ var (
 		Scheduled:    1500 * time.Millisecond,
 		HasScheduled: true,
 		Tools:        someTools,
+		PromptTokens: 2005,
 	}
 	completionRequest = protocol.Request{
 		ID: "c0", Prompt: []protocol.Segment{{Ref: "doc0"}, {Text: " Summary:"}}, Completion: true,

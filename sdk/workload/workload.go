@@ -124,6 +124,11 @@ func (r Request) WithTools(tools ...Tool) Request { r.Tools = tools; return r }
 // capability (Env.HostHas); Step fails on an older one.
 func (r Request) WithMaxInFlight(n int) Request { r.MaxInFlight = n; return r }
 
+// WithPromptTokens states the prompt's length in the engine's tokens, as
+// Env.Tokenizer counted it (CountChats for a chat: the template included),
+// so the summary can set it beside what the engine reports.
+func (r Request) WithPromptTokens(n int) Request { r.PromptTokens = n; return r }
+
 // At records when the request was due (its scheduled offset in the phase),
 // so dispatch lag (sent - scheduled) can be measured.
 func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, true; return r }

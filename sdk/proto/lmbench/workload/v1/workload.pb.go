@@ -906,7 +906,10 @@ type Request struct {
 	// Minor 1, capability "look-ahead": above 0, the host holds the
 	// request until fewer than this many requests of its phase are in
 	// flight; held requests go out in order.
-	MaxInFlight   uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	MaxInFlight uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// Minor 2: the prompt's tokens by the host's tokenizer (chat template
+	// included), when the workload knows it; 0 = not stated.
+	PromptTokens  uint32 `protobuf:"varint,9,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1004,6 +1007,13 @@ func (x *Request) GetTools() []*Tool {
 func (x *Request) GetMaxInFlight() uint32 {
 	if x != nil {
 		return x.MaxInFlight
+	}
+	return 0
+}
+
+func (x *Request) GetPromptTokens() uint32 {
+	if x != nil {
+		return x.PromptTokens
 	}
 	return 0
 }
@@ -1682,7 +1692,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xb7\x03\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xdc\x03\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1694,7 +1704,8 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x04tags\x18\x05 \x03(\v2&.lmbench.workload.v1.Request.TagsEntryR\x04tags\x12&\n" +
 	"\fscheduled_ns\x18\x06 \x01(\x03H\x01R\vscheduledNs\x88\x01\x01\x12/\n" +
 	"\x05tools\x18\a \x03(\v2\x19.lmbench.workload.v1.ToolR\x05tools\x12\"\n" +
-	"\rmax_in_flight\x18\b \x01(\rR\vmaxInFlight\x1a7\n" +
+	"\rmax_in_flight\x18\b \x01(\rR\vmaxInFlight\x12#\n" +
+	"\rprompt_tokens\x18\t \x01(\rR\fpromptTokens\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
