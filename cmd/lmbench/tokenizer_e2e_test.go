@@ -290,3 +290,26 @@ func TestMultiRoundChatTokenExact(t *testing.T) {
 		t.Errorf("a warmup prompt costs %d tokens: 9000 / it is not the 5 sessions run", n)
 	}
 }
+
+// TestRandomPrefillTokenExact: every prompt is what the workload stated,
+// by the engine's own count of the request.
+func TestRandomPrefillTokenExact(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--sim-tokenizer-mode", "subword", "--sim-time-scale", "0",
+		"--workload", "random-prefill", "--tokens-per-gb-kvcache", "8192",
+		"--rp-num-requests", "12", "--rp-request-length", "300",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	p := promptTokens(t, out).Measure
+	if p.Requests != 12 || p.Stated == nil || *p.Stated != *p.Measured || *p.Differing != 0 {
+		t.Errorf("measured prompt tokens %+v, want 12 requests, each as stated", p)
+	}
+	// 300 tokens of text in the chat template: 3 + 2 more each.
+	if p.Stated != nil && *p.Stated != 12*305 {
+		t.Errorf("stated %d prompt tokens, want 12 x 305", *p.Stated)
+	}
+}

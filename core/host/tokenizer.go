@@ -27,8 +27,11 @@ const (
 )
 
 // CheckTokenizer checks a --tokenizer value before any network traffic.
-// A path (a local Hugging Face tokenizer.json) is refused: no pure-Go
-// reader of that format is workable here yet (see the README).
+// A path (a local Hugging Face tokenizer.json) is refused: the chat
+// template every workload sizes by is in tokenizer_config.json (Jinja),
+// not in tokenizer.json, and the pure-Go reader (sugarme/tokenizer)
+// compiles Split patterns with Go's regexp, which rejects the look-ahead
+// (\s+(?!\S)) of Llama 3's, Qwen's and GPT-4's.
 func CheckTokenizer(v, origin string) error {
 	switch v {
 	case TokenizerAuto, TokenizerEngine, TokenizerWords:
@@ -36,7 +39,8 @@ func CheckTokenizer(v, origin string) error {
 	case "":
 		return fmt.Errorf("%s: must be auto, engine or words, got an empty value", origin)
 	}
-	return fmt.Errorf("%s: %q: a local tokenizer.json is not supported yet; use auto, engine (the engine's /tokenize) or words", origin, v)
+	return fmt.Errorf("%s: %q: a local tokenizer.json is not supported yet (the chat template is not in it, and current models' "+
+		"pre-tokenizer patterns need look-ahead, which Go's regexp lacks); use auto, engine (the engine's /tokenize) or words", origin, v)
 }
 
 // engineTokenizer counts tokens through the engine's POST /tokenize (vLLM's

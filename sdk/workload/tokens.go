@@ -55,14 +55,29 @@ func (t *Tokenizer) Count(ctx context.Context, texts ...string) ([]int, error) {
 // CountChats returns the tokens of each chat as the engine renders the
 // request: the chat template with the generation prompt, the whole prompt.
 func (t *Tokenizer) CountChats(ctx context.Context, chats ...TokenChat) ([]int, error) {
-	if len(chats) == 0 {
-		return nil, nil
+	out := make([]int, 0, len(chats))
+	for start := 0; start < len(chats); {
+		end, size := start, 0
+		for end < len(chats) && (end == start || size+chatBytes(chats[end]) <= queryBytes) {
+			size += chatBytes(chats[end])
+			end++
+		}
+		c, err := t.c.CountTokens(ctx, protocol.TokenQuery{Chats: chats[start:end]})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c.Chats...)
+		start = end
 	}
-	c, err := t.c.CountTokens(ctx, protocol.TokenQuery{Chats: chats})
-	if err != nil {
-		return nil, err
+	return out, nil
+}
+
+func chatBytes(c TokenChat) int {
+	n := 0
+	for _, m := range c.Messages {
+		n += len(m.Role) + len(m.Content)
 	}
-	return c.Chats, nil
+	return n
 }
 
 // OneTokenWords probes candidates and returns, in order, those that cost

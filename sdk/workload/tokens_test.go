@@ -188,3 +188,31 @@ func TestEnvTokenizer(t *testing.T) {
 		})
 	}
 }
+
+// Batches larger than one query's budget go out as several queries, the
+// answers in order.
+func TestCountSplitsLargeBatches(t *testing.T) {
+	t.Parallel()
+	fake := &sdktest.FakeTokenizer{}
+	tok := workload.NewTokenizer(fake)
+	big := strings.Repeat("hi ", 1<<20) // 3 MiB: two per 4 MiB query at most
+	texts := []string{big, "hi", big, big}
+	got, err := tok.Count(context.Background(), texts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chats := []workload.TokenChat{{Messages: []workload.TokenMessage{{Role: "user", Content: big}}}, {Messages: []workload.TokenMessage{{Role: "user", Content: big}}}}
+	gotChats, err := tok.CountChats(context.Background(), chats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]int{1 << 20, 1, 1 << 20, 1 << 20}, got); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]int{1<<20 + subword.ChatTokens(""), 1<<20 + subword.ChatTokens("")}, gotChats); d != "" {
+		t.Errorf("chat counts (-want +got):\n%s", d)
+	}
+	if n := len(fake.Queries()); n != 3+2 {
+		t.Errorf("%d queries, want 3 for the texts and 2 for the chats", n)
+	}
+}
