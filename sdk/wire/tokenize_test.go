@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 // as a workload sizing itself does.
 type countingWorkload struct {
 	workloadFake
+	mu      sync.Mutex
 	queries []protocol.TokenQuery
 	got     []protocol.TokenCounts
 	errs    []error
@@ -32,9 +34,17 @@ func (w *countingWorkload) Configure(ctx context.Context, c protocol.WorkloadCon
 	}
 	for _, q := range w.queries {
 		got, err := c.Tokens.CountTokens(ctx, q)
+		w.mu.Lock()
 		w.got, w.errs = append(w.got, got), append(w.errs, err)
+		w.mu.Unlock()
 	}
 	return protocol.Configured{}, nil
+}
+
+func (w *countingWorkload) errsSnapshot() []error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]error(nil), w.errs...)
 }
 
 // lengthCounter counts bytes (texts) and messages times ten (chats).
@@ -110,5 +120,49 @@ func TestTokenizerAbsent(t *testing.T) {
 	}
 	if !w.noTok {
 		t.Error("Configure without a host counter got one")
+	}
+}
+
+// blockingCounter never answers until released; it reports each query.
+type blockingCounter struct{ got chan struct{} }
+
+func (b *blockingCounter) CountTokens(ctx context.Context, _ protocol.TokenQuery) (protocol.TokenCounts, error) {
+	b.got <- struct{}{}
+	<-ctx.Done()
+	return protocol.TokenCounts{}, ctx.Err()
+}
+
+// When the connection to the host goes away mid-query, the plugin's
+// pending count fails with the reason instead of waiting for ever.
+func TestTokenizerStreamEndFailsPendingQuery(t *testing.T) {
+	t.Parallel()
+	w := &countingWorkload{queries: []protocol.TokenQuery{{Texts: []string{"abc"}}}}
+	conn := serve(t, func(s *grpc.Server) { wire.RegisterWorkload(s, w) })
+	counter := &blockingCounter{got: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := wire.WorkloadClient(conn).Configure(context.Background(), protocol.WorkloadConfig{Tokens: counter})
+		done <- err
+	}()
+	select {
+	case <-counter.got: // the query reached the host
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query never reached the host")
+	}
+	conn.Close() // the host goes away
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Configure did not return after the connection closed")
+	}
+	// The plugin side saw its count fail (Configure's answer may not
+	// have reached a closed connection, but the workload ran on).
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.errsSnapshot()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	errs := w.errsSnapshot()
+	if len(errs) != 1 || errs[0] == nil || !strings.Contains(errs[0].Error(), "tokenizer") {
+		t.Errorf("plugin's count ended with %v, want a tokenizer error", errs)
 	}
 }
