@@ -313,3 +313,25 @@ func TestRandomPrefillTokenExact(t *testing.T) {
 		t.Errorf("stated %d prompt tokens, want 12 x 305", *p.Stated)
 	}
 }
+
+// TestPrefixSuffixTunerTokenExact: both passes' prompts are what the
+// workload stated, by the engine's count.
+func TestPrefixSuffixTunerTokenExact(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--sim-tokenizer-mode", "subword", "--sim-time-scale", "0",
+		"--workload", "prefix-suffix-tuner", "--tokens-per-gb-kvcache", "8192",
+		"--psf-context-length", "1000", "--psf-prefix-ratio", "0.5", "--psf-thrash", "0.5",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	p := promptTokens(t, out)
+	for name, ph := range map[string]promptPhase{"warmup": p.Warmup, "measure": p.Measure} {
+		// 0.5 GB x 8192 x 1.05 / (500 + 5 of chat template) = 8 prefixes.
+		if ph.Requests != 8 || ph.Stated == nil || *ph.Stated != *ph.Measured || *ph.Differing != 0 {
+			t.Errorf("%s: %+v, want 8 requests, each as stated", name, ph)
+		}
+	}
+}
