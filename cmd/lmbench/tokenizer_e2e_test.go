@@ -335,3 +335,22 @@ func TestPrefixSuffixTunerTokenExact(t *testing.T) {
 		}
 	}
 }
+
+// TestPermutatorTokenExact: every permutation's prompt is what the
+// workload stated, by the engine's count.
+func TestPermutatorTokenExact(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--sim-tokenizer-mode", "subword", "--sim-time-scale", "0",
+		"--workload", "long-doc-permutator", "--tokens-per-gb-kvcache", "8192",
+		"--ldp-num-contexts", "3", "--ldp-context-length", "400", "--ldp-system-prompt-length", "50",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	p := promptTokens(t, out).Measure
+	if p.Requests != 6 || p.Stated == nil || *p.Stated != *p.Measured || *p.Differing != 0 {
+		t.Errorf("measured prompt tokens %+v, want 6 requests, each as stated", p)
+	}
+}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/lmbench/lmbench/sdk/pyrand"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -59,10 +57,10 @@ func buildExact(o Options, cfg config, env workload.Env, vocab []string) (*exact
 			return text(fmt.Sprintf("PREFIX_%08x", i), vocab, pyrand.New(env.Seed+prefixSeedOffset+int64(i)), k)
 		}
 	}
-	if e.prefixes, err = fit(ctx, tok, heads, fill, cfg.PrefixTokens); err != nil {
+	if e.prefixes, err = tok.FitTexts(ctx, heads, fill, cfg.PrefixTokens); err != nil {
 		return nil, 0, fmt.Errorf("prefix of %d tokens: %w", cfg.PrefixTokens, err)
 	}
-	suffix, err := fit(ctx, tok, []func(int) string{func(k int) string {
+	suffix, err := tok.FitTexts(ctx, []func(int) string{func(k int) string {
 		return text("SUFFIX", vocab, pyrand.New(env.Seed+suffixSeedOffset), k)
 	}}, fill, cfg.SuffixTokens)
 	if err != nil {
@@ -97,59 +95,4 @@ func (e *exactParts) head(pass, i int) string {
 
 func userChat(s string) workload.TokenChat {
 	return workload.TokenChat{Messages: []workload.TokenMessage{{Role: "user", Content: s}}}
-}
-
-// fit makes each texts[i](k) exactly n tokens: as many pseudo-words k as
-// stay below n (estimated from the first text's tokens per word, then
-// cut where a text came out longer), topped up with one-token filler by
-// ExactTexts.
-func fit(ctx context.Context, tok *workload.Tokenizer, texts []func(k int) string, fill []string, n int) ([]string, error) {
-	sample := texts[0](200)
-	c, err := tok.Count(ctx, sample)
-	if err != nil {
-		return nil, err
-	}
-	perWord := max(float64(c[0])/float64(len(strings.Fields(sample))), 1)
-	k := make([]int, len(texts))
-	for i := range k {
-		k[i] = max(int(0.9*float64(n)/perWord)-2, 0)
-	}
-	bases := make([]string, len(texts))
-	todo := make([]int, len(texts))
-	for i := range todo {
-		todo[i] = i
-	}
-	for range 8 {
-		batch := make([]string, len(todo))
-		for j, i := range todo {
-			bases[i] = texts[i](max(k[i], 1))
-			batch[j] = bases[i]
-		}
-		counts, err := tok.Count(ctx, batch...)
-		if err != nil {
-			return nil, err
-		}
-		var over []int
-		for j, i := range todo {
-			if counts[j] > n {
-				if k[i] <= 1 {
-					return nil, fmt.Errorf("%q alone costs %d tokens, more than %d", clip(bases[i]), counts[j], n)
-				}
-				k[i] = max(k[i]-int(math.Ceil(float64(counts[j]-n)/perWord))-1, 1)
-				over = append(over, i)
-			}
-		}
-		if len(over) == 0 {
-			return tok.ExactTexts(ctx, bases, fill, n)
-		}
-		todo = over
-	}
-	return nil, fmt.Errorf("%d texts did not fit in %d tokens", len(todo), n)
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

@@ -180,6 +180,59 @@ func (t *Tokenizer) ExactTexts(ctx context.Context, prefixes []string, vocab []s
 		len(todo), len(prefixes), clip(prefixes[todo[0]]), n, exactRounds)
 }
 
+// FitTexts makes texts of exactly n tokens from texts that grow with k
+// (grow[i](k): e.g. a header and k seeded pseudo-words): for each, as many
+// k as stay at or under n (estimated from the first text's tokens per
+// word, then cut where a text came out long), topped up with fill (words
+// from OneTokenWords) by ExactTexts. It keeps a text's own words while
+// making its length exact.
+func (t *Tokenizer) FitTexts(ctx context.Context, grow []func(k int) string, fill []string, n int) ([]string, error) {
+	if len(grow) == 0 {
+		return nil, nil
+	}
+	sample := grow[0](200)
+	c, err := t.Count(ctx, sample)
+	if err != nil {
+		return nil, fmt.Errorf("fit texts: %w", err)
+	}
+	perWord := max(float64(c[0])/float64(max(len(strings.Fields(sample)), 1)), 1)
+	k := make([]int, len(grow))
+	for i := range k {
+		k[i] = max(int(0.9*float64(n)/perWord)-2, 1)
+	}
+	bases := make([]string, len(grow))
+	todo := make([]int, len(grow))
+	for i := range todo {
+		todo[i] = i
+	}
+	for range exactRounds {
+		batch := make([]string, len(todo))
+		for j, i := range todo {
+			bases[i] = grow[i](k[i])
+			batch[j] = bases[i]
+		}
+		counts, err := t.Count(ctx, batch...)
+		if err != nil {
+			return nil, fmt.Errorf("fit texts: %w", err)
+		}
+		var over []int
+		for j, i := range todo {
+			if counts[j] > n {
+				if k[i] <= 1 {
+					return nil, fmt.Errorf("fit texts: %q with one word costs %d tokens, more than %d", clip(bases[i]), counts[j], n)
+				}
+				k[i] = max(k[i]-int(float64(counts[j]-n)/perWord)-1, 1)
+				over = append(over, i)
+			}
+		}
+		if len(over) == 0 {
+			return t.ExactTexts(ctx, bases, fill, n)
+		}
+		todo = over
+	}
+	return nil, fmt.Errorf("fit texts: %d of %d texts did not fit in %d tokens in %d rounds", len(todo), len(grow), n, exactRounds)
+}
+
 // joinFiller is prefix, a space, and k words of vocab cycled.
 func joinFiller(prefix string, vocab []string, k int) string {
 	var b strings.Builder

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -214,5 +215,36 @@ func TestCountSplitsLargeBatches(t *testing.T) {
 	}
 	if n := len(fake.Queries()); n != 3+2 {
 		t.Errorf("%d queries, want 3 for the texts and 2 for the chats", n)
+	}
+}
+
+// FitTexts keeps each text's own words (a prefix of them) and makes it
+// exactly n tokens, even where words cost several tokens each.
+func TestFitTexts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := &sdktest.FakeTokenizer{}
+	tok := workload.NewTokenizer(fake)
+	words := make([]string, 5000)
+	for i := range words {
+		words[i] = fmt.Sprintf("pseudo%dword", i) // 1-6 tokens each
+	}
+	grow := func(header string, from int) func(k int) string {
+		return func(k int) string { return header + " " + strings.Join(words[from:from+k], " ") }
+	}
+	for _, n := range []int{20, 300, 3000} {
+		texts, err := tok.FitTexts(ctx, []func(int) string{grow("CTX_0", 0), grow("CTX_1", 100)}, []string{"hi"}, n)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		checkCounts(t, fake, texts, n)
+		for i, from := range []int{0, 100} {
+			if want := "CTX_" + fmt.Sprint(i) + " " + words[from] + " " + words[from+1]; !strings.HasPrefix(texts[i], want) {
+				t.Errorf("n=%d: text %d starts %q, want its own words %q", n, i, texts[i][:40], want)
+			}
+		}
+	}
+	if _, err := tok.FitTexts(ctx, []func(int) string{grow("extraordinary wonderful pseudowords", 0)}, []string{"hi"}, 2); err == nil {
+		t.Error("no error for a text that cannot fit")
 	}
 }
