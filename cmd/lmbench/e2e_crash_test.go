@@ -51,6 +51,10 @@ func newSeqEngine(t *testing.T, delay time.Duration) *seqEngine {
 }
 
 func (e *seqEngine) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/tokenize" { // an engine without one: lengths stay in words
+		http.NotFound(w, r)
+		return
+	}
 	if r.URL.Path == "/v1/models" {
 		io.WriteString(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
 		return

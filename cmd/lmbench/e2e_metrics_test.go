@@ -43,6 +43,10 @@ func newStallEngine(t *testing.T, chunks int, base, stall time.Duration) *stallE
 }
 
 func (e *stallEngine) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/tokenize" { // an engine without one: lengths stay in words
+		http.NotFound(w, r)
+		return
+	}
 	if r.URL.Path == "/v1/models" {
 		w.Write([]byte(`{"object":"list","data":[{"id":"stall-model","object":"model"}]}`))
 		return

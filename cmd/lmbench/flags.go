@@ -43,6 +43,7 @@ const (
 	keyLogLevel       = "log_level"
 	keyLogFormat      = "log_format"
 	keyDrain          = "drain_timeout"
+	keyTokenizer      = host.TokenizerKey
 	// keyPercentiles is the host's key too: the summary reads it from the
 	// run's recorded configuration.
 	keyPercentiles = host.PercentilesKey
@@ -88,6 +89,8 @@ func hostOptions() []config.Option {
 		{Key: keyLogFormat, Type: tEnum, Enum: []string{"auto", "console", "json"}, Default: "auto",
 			Label: "Log format", Group: generalGroup, Advanced: true,
 			Help: "Log format: console (human-readable), json, or auto (console when stderr is a terminal, else json)."},
+		{Key: keyTokenizer, Type: tString, Default: host.TokenizerAuto, Label: "Tokenizer", Group: generalGroup, Advanced: true,
+			Help: "What prompt lengths are counted in: auto (the engine's /tokenize if it answers, else words), engine (its /tokenize, or fail), words (whitespace words, as the original tool: lengths are not the model's tokens)."},
 		{Key: keyDrain, Type: tDuration, Default: 30 * time.Second, Label: "Drain timeout", Group: generalGroup, Advanced: true,
 			Help: "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them."},
 		{Key: keyPercentiles, Type: tString, Default: stats.DefaultPercentiles, Label: "Percentiles", Group: generalGroup, Advanced: true,

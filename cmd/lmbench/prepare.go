@@ -31,7 +31,8 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 		Model: v.String(keyModel), ServedModel: v.String(keyServedModel),
 		TokensPerGB: v.Int(keyTokensPerGB), HasTokensPerGB: v.Has(keyTokensPerGB), TokensOrigin: v.Origin(keyTokensPerGB),
 		KVCacheVolumeGB: v.Float(keyKVVolume), KVOrigin: v.Origin(keyKVVolume),
-		Seed:     v.Int(keySeed),
+		Seed:      v.Int(keySeed),
+		Tokenizer: v.String(keyTokenizer), TokenizerOrigin: v.Origin(keyTokenizer),
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.wl, Options: r.pluginOptions(r.wl), OptionOrigin: r.origin(r.wl),
 	}, s.log)
@@ -43,6 +44,9 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 		if err := v.Set(keyModel, p.Model); err != nil {
 			return nil, err
 		}
+	}
+	if err := v.Set(keyTokenizer, p.Tokenizer); err != nil { // what was used, recorded with the run
+		return nil, err
 	}
 	if p.TokensResolved {
 		if err := v.Set(keyTokensPerGB, p.TokensPerGB); err != nil {

@@ -175,6 +175,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 			EngineURL: p.ReportURL, Model: p.Model, Workload: wl.Name(),
 			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.TokensPerGB, Seed: v.Int(keySeed),
 			OutputDir: v.String(keyOutputDir), ExportCSV: !v.Bool(keyNoCSV), ExportJSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet),
+			Tokenizer:   p.Tokenizer,
 			Percentiles: pcts,
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),

@@ -526,6 +526,7 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 		FirstToken: o.wall(r.FirstToken), Finish: o.wall(r.Finish), Seq: f.Seq,
 		Chunks: int64(r.Chunks), UsageOutputTokens: int64(r.UsageOutputTokens), ChunkOffsetsUs: chunkOffsetsUs(r.ChunkTimes),
 		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
+		StatedPromptTokens: int64(f.Req.PromptTokens),
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	o.cache.observe(rec, f.Req)

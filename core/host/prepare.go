@@ -46,6 +46,10 @@ type Setup struct {
 	Seed            int64
 	APIKey          string
 
+	// Tokenizer is --tokenizer (auto, engine, words; "" = auto), named by
+	// TokenizerOrigin in errors and warnings.
+	Tokenizer, TokenizerOrigin string
+
 	Workload *Workload
 	// Options are the workload's options set above its defaults.
 	Options protocol.Values
@@ -65,6 +69,9 @@ type Prepared struct {
 	Configured  protocol.Configured
 	// ModelDetected and TokensResolved say which of them Prepare found out.
 	ModelDetected, TokensResolved bool
+	// Tokenizer is what prompt lengths are counted in: TokenizerEngine or
+	// TokenizerWords.
+	Tokenizer string
 
 	closers []func()
 }
@@ -84,6 +91,15 @@ func (p *Prepared) Close() {
 func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err error) {
 	if s.KVCacheVolumeGB <= 0 {
 		return nil, fmt.Errorf("%s: must be positive, got %s", s.KVOrigin, strconv.FormatFloat(s.KVCacheVolumeGB, 'g', -1, 64))
+	}
+	tokOrigin := s.TokenizerOrigin
+	if tokOrigin == "" {
+		tokOrigin = "--tokenizer"
+	}
+	if s.Tokenizer != "" {
+		if err := CheckTokenizer(s.Tokenizer, tokOrigin); err != nil {
+			return nil, UsageError{err}
+		}
 	}
 	p := &Prepared{APIKey: s.APIKey}
 	defer func() {
@@ -167,9 +183,13 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	}
 
 	w := s.Workload
+	tokens, err := p.tokenizer(ctx, s, tokOrigin, log)
+	if err != nil {
+		return nil, err
+	}
 	cr, err := w.Service().Configure(ctx, protocol.WorkloadConfig{Options: s.Options, Common: protocol.Common{
 		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB,
-	}})
+	}, Tokens: tokens})
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,8 @@ func summarize(run record.Run, recs []record.Record) record.Summary {
 		f.add(&recs[i])
 	}
 	final, hasSchedule := f.final(run)
-	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir, Percentiles: final.Percentiles}
+	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir, Percentiles: final.Percentiles,
+		Tokenizer: runTokenizer(run)}
 	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: hasSchedule}
 	return summaryOf(run.ID, cfg, rep, final)
 }

@@ -186,6 +186,9 @@ func AppendJSON(b []byte, r *Record) []byte {
 	str(`,"finish_reason":`, r.FinishReason)
 	str(`,"response_id":`, r.ResponseID)
 	str(`,"response_model":`, r.ResponseModel)
+	if r.StatedPromptTokens > 0 { // absent: none stated (and in journals before it)
+		num(`,"stated_prompt_tokens":`, r.StatedPromptTokens)
+	}
 	return append(b, '}')
 }
 
@@ -377,6 +380,7 @@ type jsonRecord struct {
 	FinishReason          string  `json:"finish_reason"`
 	ResponseID            string  `json:"response_id"`
 	ResponseModel         string  `json:"response_model"`
+	StatedPromptTokens    int64   `json:"stated_prompt_tokens"`
 }
 
 func decodeRun(version int, raw json.RawMessage) (Run, error) {
@@ -414,7 +418,7 @@ func decodeRecord(version int, raw json.RawMessage) (Record, error) {
 		FirstToken: fromUnixNs(j.FirstToken), Finish: fromUnixNs(j.Finish), Seq: j.Seq,
 		Chunks: j.Chunks, UsageOutputTokens: j.UsageOutputTokens, ChunkOffsetsUs: j.ChunkOffsetsUs,
 		ChunkOffsetsTruncated: j.ChunkOffsetsTruncated, FinishReason: j.FinishReason, ResponseID: j.ResponseID,
-		ResponseModel: j.ResponseModel}, nil
+		ResponseModel: j.ResponseModel, StatedPromptTokens: j.StatedPromptTokens}, nil
 }
 
 func decodeSummary(version int, raw json.RawMessage) (Summary, error) {

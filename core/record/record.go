@@ -66,6 +66,10 @@ type Record struct {
 	FinishReason  string
 	ResponseID    string
 	ResponseModel string
+	// StatedPromptTokens is the prompt's length the workload stated, by
+	// the host's tokenizer (0: none stated), beside InputTokens, the
+	// engine's usage.prompt_tokens.
+	StatedPromptTokens int64
 }
 
 // MaxChunkOffsets caps ChunkOffsetsUs per request: 16,384 chunks, 128 KiB

@@ -40,6 +40,9 @@ type Config struct {
 	// configuration); these only when it has none (the numbers could not
 	// be computed), as not defined.
 	Percentiles []float64
+	// Tokenizer is what prompt lengths were counted in ("engine",
+	// "words"; "" when not recorded, as in a re-export).
+	Tokenizer string
 }
 
 // Run identifies the run and says how it ended.
@@ -207,6 +210,9 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	section("From the schedule (due time)", append(distEntries("TTFT from due", f.TTFTFromScheduled, ps),
 		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
 	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
+	if e := promptEntries(cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure); e != nil {
+		section("Prompt tokens", e...)
+	}
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
 	b.WriteString(ledgerSection(run.Ledger))
@@ -404,6 +410,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 			{"measure", failuresJSON(f.Failures.Measure)},
 		}},
 	}
+	doc = withPrompts(doc, cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure)
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)
 	doc = withCacheLedger(doc, run.Ledger)

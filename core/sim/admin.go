@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 )
 
@@ -126,8 +125,11 @@ type tokenizeRequest struct {
 	Prompt          *string       `json:"prompt"`
 	Messages        []chatMessage `json:"messages"`
 	ReturnTokenStrs bool          `json:"return_token_strs"`
-	// add_special_tokens, add_generation_prompt and the like are accepted
-	// and ignored: the simulated tokenizer has no special tokens.
+	// AddSpecialTokens (default true for a prompt, false for messages, as
+	// in vLLM) adds the BOS token; AddGenerationPrompt (default true) the
+	// assistant header. Both only matter with the subword tokenizer.
+	AddSpecialTokens    *bool `json:"add_special_tokens"`
+	AddGenerationPrompt *bool `json:"add_generation_prompt"`
 }
 
 type tokenizeResponse struct {
@@ -156,10 +158,10 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("give either prompt or messages, not both"))
 		return
 	case req.Prompt != nil:
-		words = tokenize(*req.Prompt)
+		words = s.tok.text(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens)
 	case req.Messages != nil:
 		var err *apiError
-		if words, err = chatPrompt(req.Messages); err != nil {
+		if words, err = s.tok.chat(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -203,8 +205,8 @@ type detokenizeResponse struct {
 	Prompt string `json:"prompt"`
 }
 
-// handleDetokenize is POST /detokenize: token ids back to words, joined by
-// single spaces. Only ids /tokenize gave out (or output words) are known.
+// handleDetokenize is POST /detokenize: token ids back to text (words
+// joined by single spaces). Only ids /tokenize gave out (or output words) are known.
 func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 	var req detokenizeRequest
 	if err := decodeBody(w, r, &req); err != nil {
@@ -231,5 +233,5 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		words[i] = s.vocab.words[id]
 	}
 	s.vocab.mu.Unlock()
-	writeJSON(w, http.StatusOK, detokenizeResponse{Prompt: strings.Join(words, " ")})
+	writeJSON(w, http.StatusOK, detokenizeResponse{Prompt: s.tok.detokenize(words)})
 }

@@ -53,6 +53,13 @@ type Config struct {
 	Blend          bool
 	BlendRecompute float64
 
+	// Tokenizer is TokenizerWords (a token is a word) or TokenizerSubword
+	// (words cost 1 to 6 tokens, the chat template adds tokens per message).
+	Tokenizer string
+	// NoTokenize turns off /tokenize and /detokenize (404), as on an engine
+	// without them.
+	NoTokenize bool
+
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
 
@@ -122,6 +129,7 @@ func DefaultConfig() Config {
 		CPUGB:            32,
 		DiskGB:           0,
 		BlendRecompute:   0.15,
+		Tokenizer:        TokenizerWords,
 		Faults:           Faults{Seed: 1, SlowFirstTokenDelay: 2 * time.Second},
 	}
 }
@@ -163,6 +171,11 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
 		"CacheBlend-style reuse: cached chunks found after the cached prefix are reused, not recomputed (except --"+prefix+"blend-recompute of their tokens)")
 	fs.Float64Var(&c.BlendRecompute, prefix+"blend-recompute", c.BlendRecompute,
 		"fraction of each blended chunk's tokens recomputed anyway (0 to 1)")
+	fs.StringVar(&c.Tokenizer, prefix+"tokenizer-mode", c.Tokenizer,
+		"words: a token is a whitespace-separated word; subword: a word of more than 3 characters costs 1-6 tokens (by its hash), "+
+			"the chat template adds 3 tokens per message and 2 for the generation prompt, /tokenize with add_special_tokens adds a BOS token")
+	fs.BoolVar(&c.NoTokenize, prefix+"no-tokenize", c.NoTokenize,
+		"answer /tokenize and /detokenize with 404, as an engine without them")
 	fs.Int64Var(&c.Faults.Seed, prefix+"fault-seed", c.Faults.Seed,
 		"seed of the fault draws (request n draws from (seed, n))")
 	fs.Float64Var(&c.Faults.HTTP500, prefix+"fault-http-500", c.Faults.HTTP500,
@@ -256,6 +269,9 @@ func (c Config) Validate() error {
 		case t.gb*float64(max(c.TokensPerGB, 1)) > 1<<40:
 			bad(t.flag, t.field, "%v GB is more than the simulator can track (2^40 tokens)", t.gb)
 		}
+	}
+	if err := checkTokenizerMode(c.Tokenizer); err != nil {
+		bad("tokenizer-mode", "Tokenizer", "%v", err)
 	}
 	if math.IsNaN(c.BlendRecompute) || c.BlendRecompute < 0 || c.BlendRecompute > 1 {
 		bad("blend-recompute", "BlendRecompute", "must be between 0 and 1, got %v", c.BlendRecompute)

@@ -96,7 +96,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--sim-max-model-len=1000", "--sim-fault-seed=9", "--sim-fault-http-500=0.1", "--sim-fault-cut-stream=0.2",
 		"--sim-fault-malformed-sse=0.3", "--sim-fault-slow-first-token=0.4", "--sim-fault-slow-first-token-delay=1s",
 		"--sim-fault-stall-after-headers=0.5", "--sim-fault-stall-mid-stream=0.6", "--sim-fault-hold-after-done=0.7",
-		"--sim-fault-die-after=12",
+		"--sim-fault-die-after=12", "--sim-tokenizer-mode=subword", "--sim-no-tokenize",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +106,7 @@ func TestRegisterFlags(t *testing.T) {
 		TimeScale: 0.5, BlockSize: 8, DefaultMaxTokens: 3,
 		CPULoadPerToken: 3 * time.Microsecond, DiskLoadPerToken: 7 * time.Microsecond, TokensPerGB: 4096, WorldSize: 2,
 		GPUGB: 1.5, CPUGB: 4, DiskGB: 16, Blend: true, BlendRecompute: 0.2, MaxModelLen: 1000,
+		Tokenizer: TokenizerSubword, NoTokenize: true,
 		Faults: Faults{Seed: 9, HTTP500: 0.1, CutStream: 0.2, MalformedSSE: 0.3, SlowFirstToken: 0.4, SlowFirstTokenDelay: time.Second,
 			StallAfterHeaders: 0.5, StallMidStream: 0.6, HoldAfterDone: 0.7, DieAfter: 12},
 	}

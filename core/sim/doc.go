@@ -80,10 +80,21 @@
 //
 // # Tokens
 //
-// A token is a whitespace-separated word (strings.Fields). A chat prompt is
-// the words of every message's text, concatenated in order; roles and chat
-// templates add no tokens, and text parts of one message are joined by a
-// space. The output is always exactly max_tokens tokens: word k of a fixed
+// With Config.Tokenizer TokenizerWords (the default) a token is a
+// whitespace-separated word (strings.Fields). A chat prompt is the words of
+// every message's text, concatenated in order; roles and chat templates add
+// no tokens, and text parts of one message are joined by a space.
+//
+// With TokenizerSubword a word of more than 3 characters costs 1 to 6
+// tokens (by its FNV-1a hash: package sdk/subword), as pseudo-words do on a real
+// tokenizer; a chat prompt goes through a ChatML-like template,
+// <|im_start|> role content <|im_end|> per message (3 tokens) and
+// <|im_start|> assistant (2) for the generation prompt; a completion
+// prompt, and /tokenize's prompt unless add_special_tokens is false, starts
+// with a BOS token. usage.prompt_tokens and the KV cache count the same
+// tokens /tokenize does. Config.NoTokenize answers /tokenize and
+// /detokenize with 404.
+// The output is always exactly max_tokens tokens: word k of a fixed
 // 16-word vocabulary, with a leading space on every token but the first,
 // so the output text splits back into completion_tokens words.
 //
@@ -93,7 +104,9 @@
 package sim
 
 // CostModel documents the timing and the KV cache, for --help.
-const CostModel = `Tokens are whitespace-separated words: a prompt of N words is N tokens.
+const CostModel = `Tokens are whitespace-separated words: a prompt of N words is N tokens
+(with --tokenizer-mode subword a long word costs 1-6 tokens and the chat
+template adds 3 per message plus 2; /tokenize counts the same tokens).
 
 Cost model (every constant is a flag; every delay is multiplied by --time-scale):
   One simulated GPU prefills one request at a time, in arrival order; the

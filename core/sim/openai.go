@@ -135,23 +135,6 @@ func (p params) resolve(cfg Config) (maxTokens int, err *apiError) {
 	return maxTokens, nil
 }
 
-// chatPrompt returns the tokens of a chat request: the words of each
-// message's text, concatenated. Roles and the chat template add nothing.
-func chatPrompt(messages []chatMessage) ([]string, *apiError) {
-	if len(messages) == 0 {
-		return nil, badRequest("messages: must be a non-empty list")
-	}
-	var tokens []string
-	for i, m := range messages {
-		text, err := messageText(m.Content)
-		if err != nil {
-			return nil, badRequest("messages[%d].content: %v", i, err)
-		}
-		tokens = append(tokens, tokenize(text)...)
-	}
-	return tokens, nil
-}
-
 // messageText flattens a message's content: a string, null, or a list of
 // {"type":"text","text":...} parts.
 func messageText(raw json.RawMessage) (string, error) {
@@ -184,20 +167,21 @@ func messageText(raw json.RawMessage) (string, error) {
 }
 
 // textPrompt returns the tokens of a completions request's prompt.
-func textPrompt(raw json.RawMessage) ([]string, *apiError) {
+// A completion prompt gets the tokenizer's special tokens, as in vLLM.
+func textPrompt(raw json.RawMessage, tok tokenizer) ([]string, *apiError) {
 	trimmed := strings.TrimSpace(string(raw))
 	if trimmed == "" || trimmed == "null" {
 		return nil, badRequest("prompt: required")
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return tokenize(s), nil
+		return tok.text(s, true), nil
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 {
 		return nil, badRequest("prompt: must be a string or a list of exactly one string")
 	}
-	return tokenize(list[0]), nil
+	return tok.text(list[0], true), nil
 }
 
 // Responses.

@@ -27,6 +27,7 @@ type Server struct {
 	engine  *engine
 	faults  *injector
 	vocab   *vocab
+	tok     tokenizer
 	handler http.Handler
 
 	// Seams for golden tests.
@@ -57,6 +58,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		engine:  newEngine(cfg),
 		faults:  &injector{cfg: cfg.Faults},
 		vocab:   newVocab(),
+		tok:     tokenizer{mode: cfg.Tokenizer},
 		now:     time.Now,
 		newID:   randomID,
 		closing: closing,
@@ -70,8 +72,10 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	mux.Handle("GET /metrics", newMetricsHandler(s))
 	mux.HandleFunc("GET /status", s.handleStatus)
 	mux.HandleFunc("POST /reset_prefix_cache", s.handleReset)
-	mux.HandleFunc("POST /tokenize", s.handleTokenize)
-	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	if !cfg.NoTokenize {
+		mux.HandleFunc("POST /tokenize", s.handleTokenize)
+		mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	}
 	s.handler = s.track(mux)
 	return s, nil
 }
@@ -236,7 +240,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	prompt, err := chatPrompt(req.Messages)
+	prompt, err := s.tok.chat(req.Messages, true)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -250,7 +254,7 @@ func (s *Server) handleText(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	prompt, err := textPrompt(req.Prompt)
+	prompt, err := textPrompt(req.Prompt, s.tok)
 	if err != nil {
 		writeError(w, err)
 		return

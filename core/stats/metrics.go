@@ -145,6 +145,7 @@ type Builder struct {
 	itl                 pooled
 	warmup, measure     Cache
 	warmupF, measureF   failure.Tally
+	prompts             struct{ warmup, measure PromptCheck }
 	hasLag              bool
 }
 
@@ -188,6 +189,7 @@ func TPOT(r *record.Record) float64 {
 
 // Add takes one record. Warmup records count only in the cache block.
 func (b *Builder) Add(r *record.Record) {
+	b.addPrompt(r)
 	if r.Phase != record.Measure {
 		b.warmup.add(r)
 		b.warmupF.Add(r.Success, r.RequestID, r.Error)
@@ -250,6 +252,7 @@ func (b *Builder) Final(ps []float64) Final {
 	f.ITL, f.ITLMethod = b.itl.describe(ps)
 	f.Cache.Warmup, f.Cache.Measure = b.warmup, b.measure
 	f.Failures.Warmup, f.Failures.Measure = b.warmupF.Breakdown(), b.measureF.Breakdown()
+	f.Prompts.Warmup, f.Prompts.Measure = b.prompts.warmup, b.prompts.measure
 	return f
 }
 

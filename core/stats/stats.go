@@ -76,6 +76,8 @@ type Final struct {
 	Cache struct{ Warmup, Measure Cache }
 	// Failures are each phase's failed requests by kind.
 	Failures struct{ Warmup, Measure failure.Breakdown }
+	// Prompts sets stated prompt lengths beside the engine's, per phase.
+	Prompts struct{ Warmup, Measure PromptCheck }
 }
 
 // Collector accumulates samples. It is safe for concurrent use.

@@ -105,20 +105,29 @@ type longDocQA struct {
 	numDocs   int
 	body      string
 	docs      []workload.Segment // registered lazily; zero until first use
-	bodyWords int                // words of the document body, once counted
 	schedule  []pair
-	warmed    int // documents sent in warmup
-	next      int // index into schedule
+	bodyWords int        // words of the document body, once counted
+	exact     *exactDocs // lengths in the engine's tokens; nil: in words, as the original
+	warmed    int        // documents sent in warmup
+	next      int        // index into schedule
 	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
 	lookAhead bool
 }
 
 func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
-	n, err := numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+	var exact *exactDocs
+	var n int
+	var err error
+	if env.Tokenizer != nil {
+		exact, n, err = buildExact(o, env)
+	} else {
+		n, err = numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &longDocQA{
+		exact:     exact,
 		o:         o,
 		log:       env.Logger,
 		content:   env.Content,
@@ -135,7 +144,7 @@ func (w *longDocQA) Resolved() map[string]any { return map[string]any{"num-docum
 func (w *longDocQA) PlannedRequests() int { return len(w.schedule) }
 
 func (w *longDocQA) Banner() []workload.Field {
-	return []workload.Field{
+	fields := []workload.Field{
 		{Label: "Documents", Value: strconv.Itoa(w.numDocs)},
 		{Label: "Queries/doc", Value: strconv.Itoa(w.o.QueryPerDocument)},
 		{Label: "Total requests", Value: strconv.Itoa(len(w.schedule))},
@@ -143,23 +152,37 @@ func (w *longDocQA) Banner() []workload.Field {
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 		{Label: "Shuffle policy", Value: w.o.ShufflePolicy},
 	}
+	if w.exact != nil {
+		fields = append(fields, w.exact.banner(w.o.DocumentLength)...)
+	}
+	return fields
 }
 
-// document returns a reference to document d, registering its text the
-// first time, so each document crosses the process boundary once, with the
-// first request that needs it.
-// documentWords is a document's length in whitespace words: "Document",
-// its number followed by a colon, then the body.
-func (w *longDocQA) documentWords() int {
+// reusablePrefix is what a question can find cached: its document, in
+// the engine's tokens when lengths are exact (the template's few tokens
+// before it are left out: the host aligns the count down to a block), else
+// in whitespace words: "Document", its number followed by a colon, then
+// the body.
+func (w *longDocQA) reusablePrefix() int {
+	if w.exact != nil {
+		return w.o.DocumentLength
+	}
 	if w.bodyWords == 0 {
 		w.bodyWords = len(strings.Fields(w.body))
 	}
 	return 2 + w.bodyWords
 }
 
+// document returns a reference to document d, registering its text the
+// first time, so each document crosses the process boundary once, with the
+// first request that needs it.
 func (w *longDocQA) document(d int) workload.Segment {
 	if w.docs[d].Ref == "" {
-		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), documentText(d, w.body))
+		text := documentText(d, w.body)
+		if w.exact != nil {
+			text = w.exact.texts[d]
+		}
+		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), text)
 	}
 	return w.docs[d]
 }
@@ -191,6 +214,9 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 		WithMaxTokens(1).
 		WithExpectedReuse(0, ""). // each document's first request is cold
 		Tag("doc", strconv.Itoa(d))
+	if w.exact != nil {
+		req = req.WithPromptTokens(w.exact.warm[d])
+	}
 	return workload.Send(req).WaitForFinish()
 }
 
@@ -218,13 +244,16 @@ func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
 		id := fmt.Sprintf("doc%d_q%d", p.Doc, p.Query)
 		w.log.Debug().Msgf("Dispatched request %s (doc %d, query %d)", id, p.Doc, p.Query)
 		req := workload.Chat(id, workload.User(w.document(p.Doc), workload.Text(questionText(p.Query)))).
-			// The document, warmed, is the reusable prefix (in words,
-			// until lengths are in tokens; the host aligns it to blocks).
-			WithExpectedReuse(w.documentWords(), "").
+			// The document, warmed, is the reusable prefix (the host
+			// aligns it to blocks).
+			WithExpectedReuse(w.reusablePrefix(), "").
 			Tag("doc", strconv.Itoa(p.Doc)).
 			Tag("query", strconv.Itoa(p.Query))
 		if w.lookAhead {
 			req = req.WithMaxInFlight(limit)
+		}
+		if w.exact != nil {
+			req = req.WithPromptTokens(w.exact.asked[p.Doc][p.Query])
 		}
 		reqs = append(reqs, req)
 	}

@@ -20,6 +20,8 @@ var Definition = workload.Definition[Options]{
 	Summary: "Repeated Q&A over long documents (tests KV cache reuse)",
 	Version: "0.1.0",
 	TagKeys: []string{"doc", "query"},
+	// Documents exactly document-length tokens when the host has a tokenizer.
+	CountsTokens: true,
 	Defaults: Options{
 		DocumentLength:      10000,
 		QueryPerDocument:    2,

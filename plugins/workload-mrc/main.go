@@ -11,9 +11,10 @@ import (
 // Options are multi-round-chat's settings; the field values in
 // Definition.Defaults are the original's defaults. The number of sessions
 // is derived: --kv-cache-volume × --tokens-per-gb-kvcache divided by
-// (shared-prompt-length + chat-history-length), at least 1.
+// (shared-prompt-length + chat-history-length), at least 1, or, with the
+// host's tokenizer, by a warmup prompt's tokens (exact.go).
 type Options struct {
-	SharedPromptLength int     `opt:"shared-prompt-length" label:"System prompt length (tokens)" help:"System prompt token length. Sessions = --kv-cache-volume × --tokens-per-gb-kvcache / (this + --mrc-chat-history-length), at least 1." min:"1"`
+	SharedPromptLength int     `opt:"shared-prompt-length" label:"System prompt length (tokens)" help:"System prompt token length. Sessions = --kv-cache-volume × --tokens-per-gb-kvcache / (this + --mrc-chat-history-length), at least 1; with the engine's tokenizer (--tokenizer), / a warmup prompt's tokens, the chat template included." min:"1"`
 	ChatHistoryLength  int     `opt:"chat-history-length" label:"Chat history length (tokens)" help:"Pre-filled chat history token length." min:"1"`
 	UserInputLength    int     `opt:"user-input-length" label:"User input length (tokens)" help:"Tokens per user query." min:"1"`
 	OutputLength       int     `opt:"output-length" label:"Output length (tokens)" help:"Max tokens to generate per response." min:"1"`
@@ -32,6 +33,9 @@ var Definition = workload.Definition[Options]{
 	Version:           "0.1.0",
 	TagKeys:           []string{"session", "round"},
 	WantsResponseText: true,
+	// Prompts, histories and queries exactly their lengths in tokens when
+	// the host has a tokenizer.
+	CountsTokens: true,
 	Defaults: Options{
 		SharedPromptLength: 2000,
 		ChatHistoryLength:  10000,

@@ -82,6 +82,11 @@ func numSessions(kvCacheGB float64, tokensPerGB int64, sharedPrompt, history int
 	if sharedPrompt <= math.MaxInt-history {
 		perSession = float64(sharedPrompt + history) // one rounding, as Python's int sum
 	}
+	return numSessionsOf(kvCacheGB, tokensPerGB, perSession)
+}
+
+// numSessionsOf is numSessions for a session of perSession tokens.
+func numSessionsOf(kvCacheGB float64, tokensPerGB int64, perSession float64) (int, error) {
 	f := kvCacheGB * float64(tokensPerGB) / perSession
 	if math.IsNaN(f) || f >= maxSessions {
 		return 0, option.Errorf("chat-history-length",
@@ -180,10 +185,18 @@ type multiRoundChat struct {
 	warmed   int // sessions sent in warmup
 	next     int // global index of the next measured request
 	pending  map[string]pendingRound
+	exact    *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 }
 
 func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
-	n, err := numSessions(env.KVCacheVolumeGB, env.TokensPerGB, o.SharedPromptLength, o.ChatHistoryLength)
+	var exact *exactTexts
+	var n int
+	var err error
+	if env.Tokenizer != nil {
+		exact, n, err = buildExact(o, env)
+	} else {
+		n, err = numSessions(env.KVCacheVolumeGB, env.TokensPerGB, o.SharedPromptLength, o.ChatHistoryLength)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +210,7 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 	schedule.Normalize(constantCount(o.QPS, o.Duration))
 	w := &multiRoundChat{
 		o:        o,
+		exact:    exact,
 		log:      env.Logger,
 		content:  env.Content,
 		sessions: make([]*session, n),
@@ -279,6 +293,9 @@ func (w *multiRoundChat) Banner() []workload.Field {
 		// The original's banner, for the original's constant schedule.
 		b = append(b, workload.Field{Label: "Arrival", Value: w.schedule.String()})
 	}
+	if w.exact != nil {
+		b = append(b, w.exact.banner(w.o)...)
+	}
 	return b
 }
 
@@ -288,8 +305,12 @@ func (w *multiRoundChat) session(i int) *session {
 	s := w.sessions[i]
 	if s.system == (workload.Segment{}) {
 		id := "s" + strconv.Itoa(i)
-		s.system = w.content.Register(id+".system", systemPrompt(i, w.o.SharedPromptLength))
-		s.history = w.content.Register(id+".history", historyText(i, w.o.ChatHistoryLength))
+		system, history := systemPrompt(i, w.o.SharedPromptLength), historyText(i, w.o.ChatHistoryLength)
+		if w.exact != nil {
+			system, history = w.exact.systems[i], w.exact.histories[i]
+		}
+		s.system = w.content.Register(id+".system", system)
+		s.history = w.content.Register(id+".history", history)
 	}
 	return s
 }
@@ -297,7 +318,11 @@ func (w *multiRoundChat) session(i int) *session {
 // queryRef is the measured user turn, registered once.
 func (w *multiRoundChat) queryRef() workload.Segment {
 	if w.query == (workload.Segment{}) {
-		w.query = w.content.Register("query", queryText(w.o.UserInputLength))
+		text := queryText(w.o.UserInputLength)
+		if w.exact != nil {
+			text = w.exact.query
+		}
+		w.query = w.content.Register("query", text)
 	}
 	return w.query
 }
@@ -329,6 +354,9 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 	req := workload.Chat("warmup_s"+strconv.Itoa(i), s.messages(workload.Text(warmupQuery))...).
 		WithMaxTokens(1).
 		Tag("session", strconv.Itoa(i))
+	if w.exact != nil {
+		req = req.WithPromptTokens(w.exact.warm[i])
+	}
 	return workload.Send(req).WaitForFinish()
 }
 

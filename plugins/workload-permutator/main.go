@@ -22,6 +22,9 @@ var Definition = workload.Definition[Options]{
 	Summary: "Permutations of shared context documents (tests blended KV cache reuse)",
 	Version: "0.1.0",
 	TagKeys: []string{"perm", "order"},
+	// Contexts and system prompt exactly their lengths in tokens when the
+	// host has a tokenizer.
+	CountsTokens: true,
 	Defaults: Options{
 		NumContexts:         5,
 		ContextLength:       5000,

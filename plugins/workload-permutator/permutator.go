@@ -200,6 +200,7 @@ type permutator struct {
 	contexts []workload.Segment // registered lazily; zero until first use
 	system   workload.Segment   // registered with the first request, if any
 
+	exact      *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 	warmupSent bool
 	next       int // index into perms
 }
@@ -225,6 +226,13 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 		perms:    permutations(o.NumContexts, o.NumPermutations, env.Seed),
 		total:    total,
 		contexts: make([]workload.Segment, o.NumContexts),
+	}
+	if env.Tokenizer != nil {
+		e, err := buildExact(o, env, w.perms)
+		if err != nil {
+			return nil, err
+		}
+		w.exact = e
 	}
 	w.log.Debug().Msgf("LongDocPermutator: %d contexts x %d permutations = %d requests", o.NumContexts, len(w.perms), len(w.perms))
 	return w, nil
@@ -253,6 +261,10 @@ func (w *permutator) Banner() []workload.Field {
 // request that needs it.
 func (w *permutator) context(i int) workload.Segment {
 	if w.contexts[i].Ref == "" {
+		if w.exact != nil {
+			w.contexts[i] = w.content.Register("ctx"+strconv.Itoa(i), w.exact.contexts[i])
+			return w.contexts[i]
+		}
 		if w.pool == nil {
 			w.pool = pseudoword.Vocab(vocabSize, w.seed)
 		}
@@ -268,7 +280,11 @@ func (w *permutator) messages(p []int) []workload.Message {
 	var msgs []workload.Message
 	if w.o.SystemPromptLength > 0 {
 		if w.system.Ref == "" {
-			w.system = w.content.Register("system", systemPrompt(w.o.SystemPromptLength, w.seed))
+			text := systemPrompt(w.o.SystemPromptLength, w.seed)
+			if w.exact != nil {
+				text = w.exact.system
+			}
+			w.system = w.content.Register("system", text)
 		}
 		msgs = append(msgs, workload.System(w.system))
 	}
@@ -318,9 +334,13 @@ func (w *permutator) measureStep(in workload.StepInput) workload.StepOutput {
 		p := w.next
 		w.next++
 		w.log.Debug().Msgf("Dispatched permutation %d", p)
-		reqs = append(reqs, workload.Chat(fmt.Sprintf("perm%d_req%d", p, p), w.messages(w.perms[p])...).
+		req := workload.Chat(fmt.Sprintf("perm%d_req%d", p, p), w.messages(w.perms[p])...).
 			Tag("perm", strconv.Itoa(p)).
-			Tag("order", orderTag(w.perms[p])))
+			Tag("order", orderTag(w.perms[p]))
+		if w.exact != nil {
+			req = req.WithPromptTokens(w.exact.stated[p])
+		}
+		reqs = append(reqs, req)
 	}
 	if w.next == len(w.perms) {
 		return workload.Send(reqs...).Done() // the host waits for what is in flight

@@ -51,6 +51,9 @@ var Definition = workload.Definition[Options]{
 	Summary: "Two-pass sequential workload demonstrating tiered KV cache reuse (pool sized by --psf-thrash to overflow one tier)",
 	Version: "0.1.0",
 	TagKeys: []string{"prefix", "pass"},
+	// Prefixes, suffix and breakers exactly their sizes in tokens, and the
+	// pool sized from them, when the host has a tokenizer.
+	CountsTokens: true,
 	Defaults: Options{
 		ContextLength: 8000,
 		PrefixRatio:   0.8,

@@ -158,7 +158,8 @@ type tuner struct {
 	vocab    []string
 	suffix   workload.Segment // registered with the first request
 	breakers *pyrand.Random
-	next     [3]int // next prefix to send, by pass (1 and 2)
+	next     [3]int      // next prefix to send, by pass (1 and 2)
+	exact    *exactParts // lengths in the engine's tokens; nil: in words, as the original
 }
 
 func newTuner(o Options, env workload.Env) (workload.Workload, error) {
@@ -177,6 +178,14 @@ func newTuner(o Options, env workload.Env) (workload.Workload, error) {
 		content:  env.Content,
 		vocab:    pseudoword.Vocab(vocabSize, env.Seed),
 		breakers: pyrand.New(env.Seed + breakerSeedOffset),
+	}
+	if env.Tokenizer != nil {
+		e, n, err := buildExact(o, cfg, env, w.vocab)
+		if err != nil {
+			return nil, err
+		}
+		w.exact, w.cfg.NumPrefixes = e, n
+		cfg = w.cfg
 	}
 	w.log.Debug().Msgf("Computed num_prefixes=%d from thrash=%.2f GB (target tier), overflow factor %.3f -> pool=%.2f GB, tokens_per_gb_kvcache=%d, prefix_tokens=%d",
 		cfg.NumPrefixes, cfg.Thrash, overflowFactor, cfg.Thrash*overflowFactor, env.TokensPerGB, cfg.PrefixTokens)
@@ -203,7 +212,7 @@ func (w *tuner) PlannedRequests() int { return w.cfg.NumPrefixes }
 func (w *tuner) Banner() []workload.Field {
 	c := w.cfg
 	f2 := func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Context length", Value: strconv.Itoa(c.ContextLength) + " tokens"},
 		{Label: "Prefix tokens", Value: fmt.Sprintf("%d (ratio=%s)", c.PrefixTokens, pyrepr.Float(c.PrefixRatio))},
 		{Label: "Breaker tokens", Value: strconv.Itoa(c.BreakerTokens) + " (random per request)"},
@@ -213,6 +222,11 @@ func (w *tuner) Banner() []workload.Field {
 		{Label: "Pool tokens", Value: f2(float64(c.NumPrefixes)*float64(c.PrefixTokens)/1e6) + "M"},
 		{Label: "Total measured", Value: strconv.Itoa(c.NumPrefixes) + " requests (pass 2 of 2)"},
 	}
+	if w.exact != nil {
+		b = append(b, workload.Field{Label: "Tokenizer",
+			Value: fmt.Sprintf("the engine's (lengths exact; pool sized by prefix + %d of chat template)", w.exact.template)})
+	}
+	return b
 }
 
 // request builds the request for prefix i in pass p (1 or 2): the prefix,
@@ -221,6 +235,16 @@ func (w *tuner) Banner() []workload.Field {
 // pool much larger than memory allows still runs; the suffix crosses the
 // process boundary once.
 func (w *tuner) request(pass, i int) workload.Request {
+	if w.exact != nil {
+		if w.suffix.Ref == "" {
+			w.suffix = w.content.Register("suffix", w.exact.suffix)
+		}
+		return workload.Chat(fmt.Sprintf("pass%d_p%d", pass, i), workload.User(workload.Text(w.exact.head(pass, i)), w.suffix)).
+			WithMaxTokens(maxOutputTokens).
+			WithPromptTokens(w.exact.stated[pass][i]).
+			Tag("prefix", strconv.Itoa(i)).
+			Tag("pass", strconv.Itoa(pass))
+	}
 	if w.suffix.Ref == "" {
 		w.suffix = w.content.Register("suffix", suffixText(w.cfg.SuffixTokens, w.vocab, w.seed))
 	}

@@ -20,13 +20,15 @@ type Options struct {
 
 // Definition is the plugin; tests drive it with sdktest.
 var Definition = workload.Definition[Options]{
-	Name:     "random-prefill",
-	Prefix:   "rp",
-	Summary:  "Prefill-only requests fired simultaneously, or at a rate",
-	Version:  "0.1.0",
-	TagKeys:  []string{"index"},
-	Defaults: Options{RequestLength: 10000, NumRequests: 50, Arrival: arrival.Constant, Burstiness: 1},
-	New:      newRandomPrefill,
+	Name:    "random-prefill",
+	Prefix:  "rp",
+	Summary: "Prefill-only requests fired simultaneously, or at a rate",
+	Version: "0.1.0",
+	TagKeys: []string{"index"},
+	// Prompts exactly request-length tokens when the host has a tokenizer.
+	CountsTokens: true,
+	Defaults:     Options{RequestLength: 10000, NumRequests: 50, Arrival: arrival.Constant, Burstiness: 1},
+	New:          newRandomPrefill,
 }
 
 func main() { workload.Serve(Definition) }

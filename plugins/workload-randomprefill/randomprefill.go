@@ -80,11 +80,19 @@ type randomPrefill struct {
 	log      zerolog.Logger
 	body     string
 	schedule *arrival.Schedule // nil: no rate, all at once
+	exact    *exactPrompts     // lengths in the engine's tokens; nil: in words, as the original
 	next     int               // prompts sent
 }
 
 func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
 	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10)}
+	if env.Tokenizer != nil {
+		e, err := buildExact(o, env)
+		if err != nil {
+			return nil, err
+		}
+		w.exact = e
+	}
 	if o.Rate > 0 {
 		s, err := arrival.New(o.Arrival, o.Rate, o.Burstiness, env.Seed)
 		if err != nil {
@@ -154,9 +162,17 @@ func (w *randomPrefill) paced(now time.Duration) workload.StepOutput {
 
 // request is prompt i, prefill only (max_tokens 1).
 func (w *randomPrefill) request(i int) workload.Request {
-	return workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(promptText(i, w.body)))).
+	text, stated := promptText(i, w.body), 0
+	if w.exact != nil {
+		text, stated = w.exact.prompt(i)
+	}
+	req := workload.Chat("prefill_"+strconv.Itoa(i), workload.User(workload.Text(text))).
 		WithMaxTokens(1).
 		Tag("index", strconv.Itoa(i))
+	if stated > 0 {
+		req = req.WithPromptTokens(stated)
+	}
+	return req
 }
 
 // OnFinished needs nothing: the host measures every request.

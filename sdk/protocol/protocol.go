@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 1
+	Minor = 2
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -36,8 +36,13 @@ const (
 	// the engine to find cached (Request.ExpectedCachedTokens) and the
 	// tier it targets (Request.TargetTier); the host sets them beside what
 	// the engine reports in its cache ledger. An older host ignores them.
-	// (minor 1)
+	// (minor 2)
 	ExpectedReuse = "expected-reuse"
+	// Tokenizer: the host answers the workload's token counts (texts, and
+	// chats through the model's chat template) when WorkloadConfig.Tokens
+	// is set: over gRPC, queries travel on the Tokenize stream the host
+	// opens. (minor 2)
+	Tokenizer = "tokenizer"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -52,10 +57,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -215,6 +220,10 @@ type Common struct {
 type WorkloadConfig struct {
 	Options Values
 	Common  Common
+	// Tokens counts tokens as the engine's tokenizer does; nil when the
+	// host has none (--tokenizer words) or predates the Tokenizer
+	// capability (minor 2).
+	Tokens TokenCounter
 }
 
 // Configured is Configure's answer.
@@ -303,6 +312,11 @@ type Request struct {
 	ExpectedCachedTokens int
 	HasExpectedCached    bool
 	TargetTier           string
+	// PromptTokens is the prompt's length as the host's tokenizer counts
+	// it (Env.Tokenizer: the chat template included), when the workload
+	// knows it; the summary sets it beside the engine's
+	// usage.prompt_tokens. 0: not stated. (minor 2)
+	PromptTokens int
 }
 
 // NextKind says when the host calls Step again.

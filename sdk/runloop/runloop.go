@@ -40,6 +40,8 @@ type Outgoing struct {
 	MaxTokens  int
 	Tags       map[string]string
 	Tools      []protocol.Tool
+	// PromptTokens is the prompt's length the workload stated (0: none).
+	PromptTokens int
 	// Due is when the request was due. Explicit: the workload set it
 	// (Request.At); otherwise it is when the Step that returned it was due.
 	Due      time.Time
@@ -511,7 +513,8 @@ func (l *loop[M]) release(outstanding int) int {
 // resolve builds the outgoing request; Check has vouched for every reference.
 func (l *loop[M]) resolve(ph protocol.Phase, r *protocol.Request) *Outgoing {
 	out := &Outgoing{Phase: ph, ID: r.ID, MaxTokens: r.MaxTokens, Tags: r.Tags, Completion: r.Completion, Tools: r.Tools,
-		ExpectedCachedTokens: r.ExpectedCachedTokens, HasExpectedCached: r.HasExpectedCached, TargetTier: r.TargetTier}
+		ExpectedCachedTokens: r.ExpectedCachedTokens, HasExpectedCached: r.HasExpectedCached, TargetTier: r.TargetTier,
+		PromptTokens: r.PromptTokens}
 	if r.Completion {
 		out.Prompt = l.text(r.Prompt)
 		return out

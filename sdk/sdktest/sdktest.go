@@ -112,6 +112,9 @@ type Options struct {
 	// HostCapabilities plays an older host: the capabilities it announces
 	// (nil: every one this SDK has; empty: none, as protocol minor 0).
 	HostCapabilities []string
+	// Tokens is the host's tokenizer (e.g. &FakeTokenizer{}); nil plays a
+	// host without one (--tokenizer words): Env.Tokenizer is nil.
+	Tokens protocol.TokenCounter
 }
 
 // Transcript is what a run produced.
@@ -269,7 +272,7 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if err != nil {
 		return nil, err
 	}
-	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: withDefaults(o.Common)})
+	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: withDefaults(o.Common), Tokens: o.Tokens})
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w", err)
 	}

@@ -192,6 +192,7 @@ var (
 		Tools:        someTools,
 		// Expected reuse of the document's tokens, from the CPU tier.
 		ExpectedCachedTokens: 1984, HasExpectedCached: true, TargetTier: "cpu",
+		PromptTokens: 2005,
 	}
 	// A request meant to be cold: 0 expected, declared.
 	coldRequest = protocol.Request{ID: "cold", Messages: []protocol.Message{{Role: "user", Content: []protocol.Segment{{Text: "hi"}}}},

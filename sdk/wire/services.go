@@ -68,14 +68,15 @@ func clientErr(err error) error {
 
 // WorkloadClient calls a workload plugin over conn.
 func WorkloadClient(conn grpc.ClientConnInterface) protocol.WorkloadService {
-	return workloadClient{c: workloadv1.NewWorkloadServiceClient(conn)}
+	return &workloadClient{c: workloadv1.NewWorkloadServiceClient(conn)}
 }
 
 type workloadClient struct {
-	c workloadv1.WorkloadServiceClient
+	c      workloadv1.WorkloadServiceClient
+	tokens tokenRelay // answers the plugin's token counts (capability Tokenizer)
 }
 
-func (w workloadClient) Describe(ctx context.Context, host protocol.HostInfo) (protocol.WorkloadDescription, error) {
+func (w *workloadClient) Describe(ctx context.Context, host protocol.HostInfo) (protocol.WorkloadDescription, error) {
 	r, err := w.c.Describe(ctx, &workloadv1.DescribeRequest{Host: toHost(host)})
 	if err != nil {
 		return protocol.WorkloadDescription{}, clientErr(err)
@@ -83,7 +84,12 @@ func (w workloadClient) Describe(ctx context.Context, host protocol.HostInfo) (p
 	return fromWorkloadDescription(r), nil
 }
 
-func (w workloadClient) Configure(ctx context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
+func (w *workloadClient) Configure(ctx context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
+	if cfg.Tokens != nil {
+		if err := w.tokens.start(w.c, cfg.Tokens); err != nil {
+			return protocol.Configured{}, clientErr(err)
+		}
+	}
 	r, err := w.c.Configure(ctx, toWorkloadConfig(cfg))
 	if err != nil {
 		return protocol.Configured{}, clientErr(err)
@@ -91,7 +97,7 @@ func (w workloadClient) Configure(ctx context.Context, cfg protocol.WorkloadConf
 	return fromConfigured(r), nil
 }
 
-func (w workloadClient) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
+func (w *workloadClient) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
 	r, err := w.c.Step(ctx, toStepRequest(req))
 	if err != nil {
 		return protocol.StepResponse{}, clientErr(err)
@@ -99,17 +105,20 @@ func (w workloadClient) Step(ctx context.Context, req protocol.StepRequest) (pro
 	return fromStepResponse(r), nil
 }
 
-func (w workloadClient) OnFinished(ctx context.Context, results []protocol.Result) error {
+func (w *workloadClient) OnFinished(ctx context.Context, results []protocol.Result) error {
 	_, err := w.c.OnFinished(ctx, &workloadv1.OnFinishedRequest{Results: toResults(results)})
 	return clientErr(err)
 }
 
 // WorkloadServer answers the workload service's gRPC from impl.
 func WorkloadServer(impl protocol.WorkloadService) workloadv1.WorkloadServiceServer {
-	return workloadServer{impl: impl}
+	return workloadServer{impl: impl, tokens: newStreamTokens()}
 }
 
-type workloadServer struct{ impl protocol.WorkloadService }
+type workloadServer struct {
+	impl   protocol.WorkloadService
+	tokens *streamTokens // the host's Tokenize stream, as a TokenCounter
+}
 
 func (s workloadServer) Describe(ctx context.Context, r *workloadv1.DescribeRequest) (*workloadv1.DescribeResponse, error) {
 	d, err := s.impl.Describe(ctx, fromHost(r.GetHost()))
@@ -120,7 +129,11 @@ func (s workloadServer) Describe(ctx context.Context, r *workloadv1.DescribeRequ
 }
 
 func (s workloadServer) Configure(ctx context.Context, r *workloadv1.ConfigureRequest) (*workloadv1.ConfigureResponse, error) {
-	c, err := s.impl.Configure(ctx, fromWorkloadConfig(r))
+	cfg := fromWorkloadConfig(r)
+	if r.GetTokenizer() {
+		cfg.Tokens = s.tokens
+	}
+	c, err := s.impl.Configure(ctx, cfg)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -133,6 +146,11 @@ func (s workloadServer) Step(ctx context.Context, r *workloadv1.StepRequest) (*w
 		return nil, statusOf(err)
 	}
 	return toStepResponse(resp), nil
+}
+
+// Tokenize is the host's end of the tokenizer stream attaching.
+func (s workloadServer) Tokenize(stream grpc.BidiStreamingServer[workloadv1.TokenizeAnswer, workloadv1.TokenizeQuery]) error {
+	return statusOf(s.tokens.serve(stream))
 }
 
 func (s workloadServer) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {

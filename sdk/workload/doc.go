@@ -61,6 +61,13 @@
 // flight and send it the moment a request finishes, with no round trip
 // to the plugin (needs Env.HostHas(protocol.LookAhead)).
 //
+// Lengths in the engine's tokens: with Definition.CountsTokens set and a
+// host that has a tokenizer, Env.Tokenizer counts texts and chats (the
+// chat template included) as the engine does; OneTokenWords and
+// ExactTexts build texts of exactly n tokens from them, and
+// Request.WithPromptTokens states a request's length for the summary. A
+// nil Env.Tokenizer means lengths are in whitespace words.
+//
 // A workload may also implement Bannerer (lines for the banner printed
 // before the run), Resolver (derived settings reported with the options)
 // and Planner (the number of measured requests, for progress).

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/rs/zerolog"
@@ -41,14 +42,14 @@ func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protoco
 	s.host = host
 	s.mu.Unlock()
 	return protocol.WorkloadDescription{
-		Info:              serve.Info(protocol.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix, protocol.WorkloadCapabilities),
+		Info:              serve.Info(protocol.WorkloadKind, s.def.Name, s.def.Version, s.def.Summary, s.def.Prefix, s.capabilities()),
 		Options:           specs,
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
 	}, nil
 }
 
-func (s *server[O]) Configure(_ context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
+func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) (protocol.Configured, error) {
 	opts, err := option.Decode(s.def.Defaults, cfg.Options)
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
@@ -57,7 +58,11 @@ func (s *server[O]) Configure(_ context.Context, cfg protocol.WorkloadConfig) (p
 	s.mu.Lock()
 	host := s.host
 	s.mu.Unlock()
-	wl, err := s.def.New(opts, Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host})
+	env := Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host, Context: ctx}
+	if cfg.Tokens != nil && s.def.CountsTokens && env.HostHas(protocol.Tokenizer) {
+		env.Tokenizer = NewTokenizer(cfg.Tokens)
+	}
+	wl, err := s.def.New(opts, env)
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
@@ -92,7 +97,16 @@ func (s *server[O]) configured() (Workload, *Registry, protocol.Capabilities, er
 	if s.wl == nil {
 		return nil, nil, nil, fmt.Errorf("Step or OnFinished before a successful Configure: %w", protocol.ErrOutOfOrder)
 	}
-	return s.wl, s.registry, protocol.Negotiate(protocol.WorkloadCapabilities, s.host.Capabilities), nil
+	return s.wl, s.registry, protocol.Negotiate(s.capabilities(), s.host.Capabilities), nil
+}
+
+// capabilities is what this workload announces: the SDK's, without the
+// tokenizer unless the definition counts tokens.
+func (s *server[O]) capabilities() []string {
+	if s.def.CountsTokens {
+		return protocol.WorkloadCapabilities
+	}
+	return slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.Tokenizer })
 }
 
 func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {

@@ -74,7 +74,7 @@ func (o testOptions) Validate() error {
 func definition(newFn func(testOptions, workload.Env) (workload.Workload, error)) workload.Definition[testOptions] {
 	return workload.Definition[testOptions]{
 		Name: "test-wl", Prefix: "tw", Summary: "a test workload", Version: "1.2.3",
-		TagKeys: []string{"doc", "query"}, WantsResponseText: true,
+		TagKeys: []string{"doc", "query"}, WantsResponseText: true, CountsTokens: true,
 		Defaults: testOptions{Docs: 2, Policy: "random"},
 		New:      newFn,
 	}

@@ -39,6 +39,12 @@ type Env struct {
 	// Host is what the host announced: its version, protocol minor and
 	// capabilities (empty for a host older than protocol minor 1).
 	Host protocol.HostInfo
+	// Tokenizer counts tokens as the engine does; nil when the host has
+	// none (--tokenizer words, or a host before protocol minor 2): lengths
+	// are then in whitespace words.
+	Tokenizer *Tokenizer
+	// Context is the Configure call's, for the calls New makes (Tokenizer).
+	Context context.Context
 }
 
 // HostHas reports whether the host announced capability c (a
@@ -128,6 +134,11 @@ func (r Request) WithExpectedReuse(tokens int, tier string) Request {
 	r.ExpectedCachedTokens, r.HasExpectedCached, r.TargetTier = tokens, true, tier
 	return r
 }
+
+// WithPromptTokens states the prompt's length in the engine's tokens, as
+// Env.Tokenizer counted it (CountChats for a chat: the template included),
+// so the summary can set it beside what the engine reports.
+func (r Request) WithPromptTokens(n int) Request { r.PromptTokens = n; return r }
 
 // At records when the request was due (its scheduled offset in the phase),
 // so dispatch lag (sent - scheduled) can be measured.
@@ -262,7 +273,11 @@ type Definition[O any] struct {
 	TagKeys []string
 	// WantsResponseText asks the host to deliver response text in Result.
 	WantsResponseText bool
-	Defaults          O
+	// CountsTokens asks the host for its tokenizer (capability
+	// protocol.Tokenizer, Env.Tokenizer); without it the host neither
+	// probes one nor offers it.
+	CountsTokens bool
+	Defaults     O
 	// New builds the workload from validated options. Return an
 	// *option.FieldError to point at one option.
 	New func(opts O, env Env) (Workload, error)

@@ -266,9 +266,12 @@ func (x *Common) GetCompletionsMode() bool {
 }
 
 type ConfigureRequest struct {
-	state         protoimpl.MessageState     `protogen:"open.v1"`
-	Options       map[string]*v1.OptionValue `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Common        *Common                    `protobuf:"bytes,2,opt,name=common,proto3" json:"common,omitempty"`
+	state   protoimpl.MessageState     `protogen:"open.v1"`
+	Options map[string]*v1.OptionValue `protobuf:"bytes,1,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Common  *Common                    `protobuf:"bytes,2,opt,name=common,proto3" json:"common,omitempty"`
+	// Minor 2: the host answers Tokenize queries (it has a tokenizer and has
+	// opened the stream).
+	Tokenizer     bool `protobuf:"varint,3,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -315,6 +318,13 @@ func (x *ConfigureRequest) GetCommon() *Common {
 		return x.Common
 	}
 	return nil
+}
+
+func (x *ConfigureRequest) GetTokenizer() bool {
+	if x != nil {
+		return x.Tokenizer
+	}
+	return false
 }
 
 type ConfigureResponse struct {
@@ -897,14 +907,17 @@ type Request struct {
 	// request until fewer than this many requests of its phase are in
 	// flight; held requests go out in order.
 	MaxInFlight uint32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
-	// Minor 1, capability "expected-reuse": the prompt tokens the workload
+	// Minor 2, capability "expected-reuse": the prompt tokens the workload
 	// expects the engine to find cached (absent: not declared; 0: meant to
 	// be cold), and the tier the reuse targets ("gpu", "cpu", "disk",
 	// "blend"; empty: none named).
 	ExpectedCachedTokens *uint32 `protobuf:"varint,9,opt,name=expected_cached_tokens,json=expectedCachedTokens,proto3,oneof" json:"expected_cached_tokens,omitempty"`
 	TargetTier           string  `protobuf:"bytes,10,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Minor 2: the prompt's tokens by the host's tokenizer (chat template
+	// included), when the workload knows it; 0 = not stated.
+	PromptTokens  uint32 `protobuf:"varint,11,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Request) Reset() {
@@ -1016,6 +1029,13 @@ func (x *Request) GetTargetTier() string {
 		return x.TargetTier
 	}
 	return ""
+}
+
+func (x *Request) GetPromptTokens() uint32 {
+	if x != nil {
+		return x.PromptTokens
+	}
+	return 0
 }
 
 type isRequest_Body interface {
@@ -1409,6 +1429,234 @@ func (*OnFinishedResponse) Descriptor() ([]byte, []int) {
 	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{17}
 }
 
+// One chat message's role and text, for counting.
+type TokenizeMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content       string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenizeMessage) Reset() {
+	*x = TokenizeMessage{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenizeMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenizeMessage) ProtoMessage() {}
+
+func (x *TokenizeMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenizeMessage.ProtoReflect.Descriptor instead.
+func (*TokenizeMessage) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TokenizeMessage) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *TokenizeMessage) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type TokenizeChat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Messages      []*TokenizeMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenizeChat) Reset() {
+	*x = TokenizeChat{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenizeChat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenizeChat) ProtoMessage() {}
+
+func (x *TokenizeChat) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenizeChat.ProtoReflect.Descriptor instead.
+func (*TokenizeChat) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TokenizeChat) GetMessages() []*TokenizeMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// A batch to count: texts without special tokens; chats through the chat
+// template with the generation prompt.
+type TokenizeQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"` // unique per stream, chosen by the plugin
+	Texts         []string               `protobuf:"bytes,2,rep,name=texts,proto3" json:"texts,omitempty"`
+	Chats         []*TokenizeChat        `protobuf:"bytes,3,rep,name=chats,proto3" json:"chats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenizeQuery) Reset() {
+	*x = TokenizeQuery{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenizeQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenizeQuery) ProtoMessage() {}
+
+func (x *TokenizeQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenizeQuery.ProtoReflect.Descriptor instead.
+func (*TokenizeQuery) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *TokenizeQuery) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TokenizeQuery) GetTexts() []string {
+	if x != nil {
+		return x.Texts
+	}
+	return nil
+}
+
+func (x *TokenizeQuery) GetChats() []*TokenizeChat {
+	if x != nil {
+		return x.Chats
+	}
+	return nil
+}
+
+// The counts of the query with the same id, in its order; or error.
+type TokenizeAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Texts         []int64                `protobuf:"varint,2,rep,packed,name=texts,proto3" json:"texts,omitempty"`
+	Chats         []int64                `protobuf:"varint,3,rep,packed,name=chats,proto3" json:"chats,omitempty"`
+	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"` // non-empty: the query could not be counted
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenizeAnswer) Reset() {
+	*x = TokenizeAnswer{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenizeAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenizeAnswer) ProtoMessage() {}
+
+func (x *TokenizeAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenizeAnswer.ProtoReflect.Descriptor instead.
+func (*TokenizeAnswer) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *TokenizeAnswer) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TokenizeAnswer) GetTexts() []int64 {
+	if x != nil {
+		return x.Texts
+	}
+	return nil
+}
+
+func (x *TokenizeAnswer) GetChats() []int64 {
+	if x != nil {
+		return x.Chats
+	}
+	return nil
+}
+
+func (x *TokenizeAnswer) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_lmbench_workload_v1_workload_proto protoreflect.FileDescriptor
 
 const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
@@ -1426,10 +1674,11 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
 	"\x12kv_cache_volume_gb\x18\x03 \x01(\x01R\x0fkvCacheVolumeGb\x12\"\n" +
 	"\rtokens_per_gb\x18\x04 \x01(\x03R\vtokensPerGb\x12)\n" +
-	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\xf1\x01\n" +
+	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\x8f\x02\n" +
 	"\x10ConfigureRequest\x12L\n" +
 	"\aoptions\x18\x01 \x03(\v22.lmbench.workload.v1.ConfigureRequest.OptionsEntryR\aoptions\x123\n" +
-	"\x06common\x18\x02 \x01(\v2\x1b.lmbench.workload.v1.CommonR\x06common\x1aZ\n" +
+	"\x06common\x18\x02 \x01(\v2\x1b.lmbench.workload.v1.CommonR\x06common\x12\x1c\n" +
+	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x1aZ\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
 	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xec\x02\n" +
@@ -1474,7 +1723,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xae\x04\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xd3\x04\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1490,7 +1739,8 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x16expected_cached_tokens\x18\t \x01(\rH\x02R\x14expectedCachedTokens\x88\x01\x01\x12\x1f\n" +
 	"\vtarget_tier\x18\n" +
 	" \x01(\tR\n" +
-	"targetTier\x1a7\n" +
+	"targetTier\x12#\n" +
+	"\rprompt_tokens\x18\v \x01(\rR\fpromptTokens\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
@@ -1525,17 +1775,32 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\rcached_tokens\x18\f \x01(\x03R\fcachedTokens\"J\n" +
 	"\x11OnFinishedRequest\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"\x14\n" +
-	"\x12OnFinishedResponse*C\n" +
+	"\x12OnFinishedResponse\"?\n" +
+	"\x0fTokenizeMessage\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"P\n" +
+	"\fTokenizeChat\x12@\n" +
+	"\bmessages\x18\x01 \x03(\v2$.lmbench.workload.v1.TokenizeMessageR\bmessages\"n\n" +
+	"\rTokenizeQuery\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05texts\x18\x02 \x03(\tR\x05texts\x127\n" +
+	"\x05chats\x18\x03 \x03(\v2!.lmbench.workload.v1.TokenizeChatR\x05chats\"b\n" +
+	"\x0eTokenizeAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05texts\x18\x02 \x03(\x03R\x05texts\x12\x14\n" +
+	"\x05chats\x18\x03 \x03(\x03R\x05chats\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error*C\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPHASE_WARMUP\x10\x01\x12\x11\n" +
-	"\rPHASE_MEASURE\x10\x022\xf2\x02\n" +
+	"\rPHASE_MEASURE\x10\x022\xcb\x03\n" +
 	"\x0fWorkloadService\x12W\n" +
 	"\bDescribe\x12$.lmbench.workload.v1.DescribeRequest\x1a%.lmbench.workload.v1.DescribeResponse\x12Z\n" +
 	"\tConfigure\x12%.lmbench.workload.v1.ConfigureRequest\x1a&.lmbench.workload.v1.ConfigureResponse\x12K\n" +
 	"\x04Step\x12 .lmbench.workload.v1.StepRequest\x1a!.lmbench.workload.v1.StepResponse\x12]\n" +
 	"\n" +
-	"OnFinished\x12&.lmbench.workload.v1.OnFinishedRequest\x1a'.lmbench.workload.v1.OnFinishedResponseBEZCgithub.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1;workloadv1b\x06proto3"
+	"OnFinished\x12&.lmbench.workload.v1.OnFinishedRequest\x1a'.lmbench.workload.v1.OnFinishedResponse\x12W\n" +
+	"\bTokenize\x12#.lmbench.workload.v1.TokenizeAnswer\x1a\".lmbench.workload.v1.TokenizeQuery(\x010\x01BEZCgithub.com/lmbench/lmbench/sdk/proto/lmbench/workload/v1;workloadv1b\x06proto3"
 
 var (
 	file_lmbench_workload_v1_workload_proto_rawDescOnce sync.Once
@@ -1550,7 +1815,7 @@ func file_lmbench_workload_v1_workload_proto_rawDescGZIP() []byte {
 }
 
 var file_lmbench_workload_v1_workload_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(Phase)(0),                 // 0: lmbench.workload.v1.Phase
 	(*DescribeRequest)(nil),    // 1: lmbench.workload.v1.DescribeRequest
@@ -1571,25 +1836,29 @@ var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(*Result)(nil),             // 16: lmbench.workload.v1.Result
 	(*OnFinishedRequest)(nil),  // 17: lmbench.workload.v1.OnFinishedRequest
 	(*OnFinishedResponse)(nil), // 18: lmbench.workload.v1.OnFinishedResponse
-	nil,                        // 19: lmbench.workload.v1.ConfigureRequest.OptionsEntry
-	nil,                        // 20: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	nil,                        // 21: lmbench.workload.v1.Request.TagsEntry
-	(*v1.HostInfo)(nil),        // 22: lmbench.plugin.v1.HostInfo
-	(*v1.PluginInfo)(nil),      // 23: lmbench.plugin.v1.PluginInfo
-	(*v1.OptionSpec)(nil),      // 24: lmbench.plugin.v1.OptionSpec
-	(*v1.Field)(nil),           // 25: lmbench.plugin.v1.Field
-	(*v1.FieldError)(nil),      // 26: lmbench.plugin.v1.FieldError
-	(*v1.OptionValue)(nil),     // 27: lmbench.plugin.v1.OptionValue
+	(*TokenizeMessage)(nil),    // 19: lmbench.workload.v1.TokenizeMessage
+	(*TokenizeChat)(nil),       // 20: lmbench.workload.v1.TokenizeChat
+	(*TokenizeQuery)(nil),      // 21: lmbench.workload.v1.TokenizeQuery
+	(*TokenizeAnswer)(nil),     // 22: lmbench.workload.v1.TokenizeAnswer
+	nil,                        // 23: lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	nil,                        // 24: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	nil,                        // 25: lmbench.workload.v1.Request.TagsEntry
+	(*v1.HostInfo)(nil),        // 26: lmbench.plugin.v1.HostInfo
+	(*v1.PluginInfo)(nil),      // 27: lmbench.plugin.v1.PluginInfo
+	(*v1.OptionSpec)(nil),      // 28: lmbench.plugin.v1.OptionSpec
+	(*v1.Field)(nil),           // 29: lmbench.plugin.v1.Field
+	(*v1.FieldError)(nil),      // 30: lmbench.plugin.v1.FieldError
+	(*v1.OptionValue)(nil),     // 31: lmbench.plugin.v1.OptionValue
 }
 var file_lmbench_workload_v1_workload_proto_depIdxs = []int32{
-	22, // 0: lmbench.workload.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
-	23, // 1: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
-	24, // 2: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
-	19, // 3: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	26, // 0: lmbench.workload.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
+	27, // 1: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
+	28, // 2: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
+	23, // 3: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
 	3,  // 4: lmbench.workload.v1.ConfigureRequest.common:type_name -> lmbench.workload.v1.Common
-	20, // 5: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	25, // 6: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
-	26, // 7: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
+	24, // 5: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	29, // 6: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
+	30, // 7: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
 	0,  // 8: lmbench.workload.v1.StepRequest.phase:type_name -> lmbench.workload.v1.Phase
 	16, // 9: lmbench.workload.v1.StepRequest.finished:type_name -> lmbench.workload.v1.Result
 	8,  // 10: lmbench.workload.v1.Message.content:type_name -> lmbench.workload.v1.Segment
@@ -1598,28 +1867,32 @@ var file_lmbench_workload_v1_workload_proto_depIdxs = []int32{
 	8,  // 13: lmbench.workload.v1.Completion.prompt:type_name -> lmbench.workload.v1.Segment
 	12, // 14: lmbench.workload.v1.Request.chat:type_name -> lmbench.workload.v1.Chat
 	13, // 15: lmbench.workload.v1.Request.completion:type_name -> lmbench.workload.v1.Completion
-	21, // 16: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
+	25, // 16: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
 	10, // 17: lmbench.workload.v1.Request.tools:type_name -> lmbench.workload.v1.Tool
 	7,  // 18: lmbench.workload.v1.StepResponse.contents:type_name -> lmbench.workload.v1.Content
 	14, // 19: lmbench.workload.v1.StepResponse.requests:type_name -> lmbench.workload.v1.Request
 	0,  // 20: lmbench.workload.v1.Result.phase:type_name -> lmbench.workload.v1.Phase
 	9,  // 21: lmbench.workload.v1.Result.tool_calls:type_name -> lmbench.workload.v1.ToolCall
 	16, // 22: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
-	27, // 23: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	27, // 24: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 25: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
-	4,  // 26: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
-	6,  // 27: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
-	17, // 28: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
-	2,  // 29: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
-	5,  // 30: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
-	15, // 31: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
-	18, // 32: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	19, // 23: lmbench.workload.v1.TokenizeChat.messages:type_name -> lmbench.workload.v1.TokenizeMessage
+	20, // 24: lmbench.workload.v1.TokenizeQuery.chats:type_name -> lmbench.workload.v1.TokenizeChat
+	31, // 25: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	31, // 26: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 27: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
+	4,  // 28: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
+	6,  // 29: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
+	17, // 30: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
+	22, // 31: lmbench.workload.v1.WorkloadService.Tokenize:input_type -> lmbench.workload.v1.TokenizeAnswer
+	2,  // 32: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
+	5,  // 33: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
+	15, // 34: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
+	18, // 35: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
+	21, // 36: lmbench.workload.v1.WorkloadService.Tokenize:output_type -> lmbench.workload.v1.TokenizeQuery
+	32, // [32:37] is the sub-list for method output_type
+	27, // [27:32] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_workload_v1_workload_proto_init() }
@@ -1648,7 +1921,7 @@ func file_lmbench_workload_v1_workload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lmbench_workload_v1_workload_proto_rawDesc), len(file_lmbench_workload_v1_workload_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	WorkloadService_Configure_FullMethodName  = "/lmbench.workload.v1.WorkloadService/Configure"
 	WorkloadService_Step_FullMethodName       = "/lmbench.workload.v1.WorkloadService/Step"
 	WorkloadService_OnFinished_FullMethodName = "/lmbench.workload.v1.WorkloadService/OnFinished"
+	WorkloadService_Tokenize_FullMethodName   = "/lmbench.workload.v1.WorkloadService/Tokenize"
 )
 
 // WorkloadServiceClient is the client API for WorkloadService service.
@@ -36,6 +37,13 @@ type WorkloadServiceClient interface {
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	Step(ctx context.Context, in *StepRequest, opts ...grpc.CallOption) (*StepResponse, error)
 	OnFinished(ctx context.Context, in *OnFinishedRequest, opts ...grpc.CallOption) (*OnFinishedResponse, error)
+	// Minor 2, capability "tokenizer": the workload's token-count queries,
+	// answered by the host. gRPC has the host as the only client, so the
+	// host opens this stream before a Configure with tokenizer = true; the
+	// plugin sends a TokenizeQuery whenever it needs counts and the host
+	// answers each with a TokenizeAnswer of the same id (in any order). The
+	// stream lives until the connection closes.
+	Tokenize(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TokenizeAnswer, TokenizeQuery], error)
 }
 
 type workloadServiceClient struct {
@@ -86,6 +94,19 @@ func (c *workloadServiceClient) OnFinished(ctx context.Context, in *OnFinishedRe
 	return out, nil
 }
 
+func (c *workloadServiceClient) Tokenize(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TokenizeAnswer, TokenizeQuery], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkloadService_ServiceDesc.Streams[0], WorkloadService_Tokenize_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[TokenizeAnswer, TokenizeQuery]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkloadService_TokenizeClient = grpc.BidiStreamingClient[TokenizeAnswer, TokenizeQuery]
+
 // WorkloadServiceServer is the server API for WorkloadService service.
 // All implementations should embed UnimplementedWorkloadServiceServer
 // for forward compatibility.
@@ -94,6 +115,13 @@ type WorkloadServiceServer interface {
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	Step(context.Context, *StepRequest) (*StepResponse, error)
 	OnFinished(context.Context, *OnFinishedRequest) (*OnFinishedResponse, error)
+	// Minor 2, capability "tokenizer": the workload's token-count queries,
+	// answered by the host. gRPC has the host as the only client, so the
+	// host opens this stream before a Configure with tokenizer = true; the
+	// plugin sends a TokenizeQuery whenever it needs counts and the host
+	// answers each with a TokenizeAnswer of the same id (in any order). The
+	// stream lives until the connection closes.
+	Tokenize(grpc.BidiStreamingServer[TokenizeAnswer, TokenizeQuery]) error
 }
 
 // UnimplementedWorkloadServiceServer should be embedded to have
@@ -114,6 +142,9 @@ func (UnimplementedWorkloadServiceServer) Step(context.Context, *StepRequest) (*
 }
 func (UnimplementedWorkloadServiceServer) OnFinished(context.Context, *OnFinishedRequest) (*OnFinishedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method OnFinished not implemented")
+}
+func (UnimplementedWorkloadServiceServer) Tokenize(grpc.BidiStreamingServer[TokenizeAnswer, TokenizeQuery]) error {
+	return status.Errorf(codes.Unimplemented, "method Tokenize not implemented")
 }
 func (UnimplementedWorkloadServiceServer) testEmbeddedByValue() {}
 
@@ -207,6 +238,13 @@ func _WorkloadService_OnFinished_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkloadService_Tokenize_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(WorkloadServiceServer).Tokenize(&grpc.GenericServerStream[TokenizeAnswer, TokenizeQuery]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkloadService_TokenizeServer = grpc.BidiStreamingServer[TokenizeAnswer, TokenizeQuery]
+
 // WorkloadService_ServiceDesc is the grpc.ServiceDesc for WorkloadService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -231,6 +269,13 @@ var WorkloadService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _WorkloadService_OnFinished_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Tokenize",
+			Handler:       _WorkloadService_Tokenize_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "lmbench/workload/v1/workload.proto",
 }

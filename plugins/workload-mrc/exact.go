@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// fillerCandidates are probed for one-token words; each text prefers the
+// original's filler word ("help", "hi", "tell") when it is one token.
+var fillerCandidates = []string{"help", "hi", "tell", "the", "a", "and", "of", "to", "is"}
+
+// exactTexts is multi-round-chat sized in the engine's tokens: every
+// system prompt, pre-filled history and query costs exactly its option's
+// length, and the session count follows from what a warmup prompt costs
+// (the template's tokens, the acknowledgement and the greeting included).
+type exactTexts struct {
+	systems, histories []string // session i's
+	query              string
+	warmTokens         int   // session 0's warmup prompt
+	warm               []int // session i's warmup prompt, stated with it
+}
+
+func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
+	ctx, tok := env.Context, env.Tokenizer
+	vocab, err := tok.OneTokenWords(ctx, fillerCandidates)
+	if err != nil {
+		return nil, 0, err
+	}
+	prefer := func(w string) []string {
+		if slices.Contains(vocab, w) {
+			return []string{w}
+		}
+		return vocab[:1]
+	}
+	build := func(opt string, prefixes []string, filler string, n int) ([]string, error) {
+		out, err := tok.ExactTexts(ctx, prefixes, prefer(filler), n)
+		if err != nil {
+			return nil, fmt.Errorf("%s %d: %w", opt, n, err)
+		}
+		return out, nil
+	}
+	e := &exactTexts{}
+	sys0, err := build("shared-prompt-length", []string{systemPrefix(0)}, "help", o.SharedPromptLength)
+	if err != nil {
+		return nil, 0, err
+	}
+	hist0, err := build("chat-history-length", []string{historyPrefix(0)}, "hi", o.ChatHistoryLength)
+	if err != nil {
+		return nil, 0, err
+	}
+	counts, err := tok.CountChats(ctx, warmupChat(sys0[0], hist0[0]))
+	if err != nil {
+		return nil, 0, err
+	}
+	e.warmTokens = counts[0]
+	n, err := numSessionsOf(env.KVCacheVolumeGB, env.TokensPerGB, float64(e.warmTokens))
+	if err != nil {
+		return nil, 0, err
+	}
+	sys, hist := make([]string, n), make([]string, n)
+	for i := range n {
+		sys[i], hist[i] = systemPrefix(i), historyPrefix(i)
+	}
+	if e.systems, err = build("shared-prompt-length", sys, "help", o.SharedPromptLength); err != nil {
+		return nil, 0, err
+	}
+	if e.histories, err = build("chat-history-length", hist, "hi", o.ChatHistoryLength); err != nil {
+		return nil, 0, err
+	}
+	chats := make([]workload.TokenChat, n)
+	for i := range n {
+		chats[i] = warmupChat(e.systems[i], e.histories[i])
+	}
+	if e.warm, err = tok.CountChats(ctx, chats...); err != nil {
+		return nil, 0, err
+	}
+	q, err := build("user-input-length", []string{""}, "tell", o.UserInputLength)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.query = q[0]
+	return e, n, nil
+}
+
+func systemPrefix(i int) string {
+	return "Session " + strconv.Itoa(i) + ". You are a helpful assistant."
+}
+func historyPrefix(i int) string { return "[Session " + strconv.Itoa(i) + " history]" }
+
+// warmupChat is a warmup request's messages, as session.messages builds them.
+func warmupChat(system, history string) workload.TokenChat {
+	return workload.TokenChat{Messages: []workload.TokenMessage{
+		{Role: "system", Content: system}, {Role: "user", Content: history},
+		{Role: "assistant", Content: understood}, {Role: "user", Content: warmupQuery},
+	}}
+}
+
+func (e *exactTexts) banner(o Options) []workload.Field {
+	return []workload.Field{
+		{Label: "Tokenizer", Value: "the engine's (lengths exact)"},
+		{Label: "Warmup prompt", Value: fmt.Sprintf("%d tokens (prompt + history + %d of chat template and turns)",
+			e.warmTokens, e.warmTokens-o.SharedPromptLength-o.ChatHistoryLength)},
+	}
+}

@@ -1,0 +1,250 @@
+package workload_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/sdktest"
+	"github.com/lmbench/lmbench/sdk/subword"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// funcCounter counts texts with f (chats unsupported).
+type funcCounter func(string) int
+
+func (f funcCounter) CountTokens(_ context.Context, q protocol.TokenQuery) (protocol.TokenCounts, error) {
+	var c protocol.TokenCounts
+	for _, t := range q.Texts {
+		c.Texts = append(c.Texts, f(t))
+	}
+	return c, nil
+}
+
+func TestOneTokenWords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	candidates := []string{"hi", "pseudoword1", "the", "wonderful", "a", "extraordinary", "cat"}
+	var want []string
+	for _, c := range candidates {
+		if subword.WordTokens(c) == 1 {
+			want = append(want, c)
+		}
+	}
+	if len(want) < 3 || len(want) == len(candidates) {
+		t.Fatalf("test candidates should mix one-token and longer words, got %v", want)
+	}
+	fake := &sdktest.FakeTokenizer{}
+	got, err := workload.NewTokenizer(fake).OneTokenWords(ctx, candidates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("one-token words (-want +got):\n%s", d)
+	}
+	if n := len(fake.Queries()); n != 2 {
+		t.Errorf("%d queries, want 2 (one batch of probes, one additivity check)", n)
+	}
+}
+
+func TestOneTokenWordsRefusesMergingTokenizers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	words := func(s string) int { return len(strings.Fields(s)) }
+	for name, tc := range map[string]struct {
+		count funcCounter
+		want  string
+	}{
+		"doubled word merges": {
+			func(s string) int { return min(words(s), 1) },
+			"none of the 2 candidates (hi, the…) costs exactly one token",
+		},
+		"long runs merge": {
+			func(s string) int {
+				if n := words(s); n > 2 {
+					return n - 1
+				}
+				return words(s)
+			},
+			"64 one-token words joined by spaces cost 63 tokens, not one each",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := workload.NewTokenizer(tc.count).OneTokenWords(ctx, []string{"hi", "the"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExactTexts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// An extra token for every 100 spaces: not additive, so the builder
+	// has to count and adjust.
+	quirky := funcCounter(func(s string) int { return subword.TextTokens(s) + strings.Count(s, " ")/100 })
+	for name, counter := range map[string]protocol.TokenCounter{"subword": &sdktest.FakeTokenizer{}, "quirky": quirky} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tok := workload.NewTokenizer(counter)
+			prefixes := []string{"Document 0:", "Document 12345: extraordinary pseudowords here", ""}
+			for _, n := range []int{1, 7, 2000} {
+				texts, err := tok.ExactTexts(ctx, prefixes[2:], []string{"hi", "a"}, n)
+				if err != nil {
+					t.Fatalf("n=%d: %v", n, err)
+				}
+				checkCounts(t, counter, texts, n)
+			}
+			texts, err := tok.ExactTexts(ctx, prefixes, []string{"hi", "a"}, 2000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range prefixes {
+				if !strings.HasPrefix(texts[i], p) {
+					t.Errorf("text %d does not start with its prefix %q", i, p)
+				}
+			}
+			checkCounts(t, counter, texts, 2000)
+		})
+	}
+}
+
+func checkCounts(t *testing.T, c protocol.TokenCounter, texts []string, n int) {
+	t.Helper()
+	got, err := c.CountTokens(context.Background(), protocol.TokenQuery{Texts: texts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got.Texts {
+		if g != n {
+			t.Errorf("text %d costs %d tokens, want exactly %d", i, g, n)
+		}
+	}
+}
+
+func TestExactTextsErrors(t *testing.T) {
+	t.Parallel()
+	tok := workload.NewTokenizer(&sdktest.FakeTokenizer{})
+	_, err := tok.ExactTexts(context.Background(), []string{"extraordinary wonderful pseudowords"}, []string{"hi"}, 2)
+	if err == nil || !strings.Contains(err.Error(), `the prefix "extraordinary wonderful pseudowords" alone costs`) {
+		t.Errorf("error = %v, want the prefix named", err)
+	}
+	if _, err := tok.ExactTexts(context.Background(), []string{""}, nil, 2); err == nil {
+		t.Error("no error for an empty vocabulary")
+	}
+}
+
+// TestEnvTokenizer: Env.Tokenizer is there only when the host sent a
+// counter and announced the capability, in-process and over gRPC.
+func TestEnvTokenizer(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		tokens protocol.TokenCounter
+		caps   []string
+		grpc   bool
+		words  bool // the definition does not count tokens
+		want   bool
+	}{
+		"definition in words": {tokens: &sdktest.FakeTokenizer{}, words: true},
+		"in-process":          {tokens: &sdktest.FakeTokenizer{}, want: true},
+		"over gRPC":           {tokens: &sdktest.FakeTokenizer{}, grpc: true, want: true},
+		"no tokenizer":        {},
+		"minor-0 host":        {tokens: &sdktest.FakeTokenizer{}, caps: []string{}},
+		"minor-1 host":        {tokens: &sdktest.FakeTokenizer{}, caps: []string{protocol.FinishedInStep, protocol.LookAhead}},
+		"no tokenizer rpc":    {grpc: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var count []int
+			var has bool
+			def := definition(func(_ testOptions, env workload.Env) (workload.Workload, error) {
+				has = env.Tokenizer != nil
+				if has {
+					var err error
+					if count, err = env.Tokenizer.Count(env.Context, "hi there"); err != nil {
+						return nil, err
+					}
+				}
+				return &fake{step: func(workload.StepInput) (workload.StepOutput, error) { return workload.Done(), nil }}, nil
+			})
+			def.CountsTokens = !tc.words
+			o := sdktest.Options{Tokens: tc.tokens, HostCapabilities: tc.caps}
+			if tc.grpc {
+				sdktest.RunGRPC(t, def, o)
+			} else {
+				sdktest.Run(t, def, o)
+			}
+			if has != tc.want {
+				t.Fatalf("Env.Tokenizer set = %v, want %v", has, tc.want)
+			}
+			if tc.want && !cmp.Equal(count, []int{subword.TextTokens("hi there")}) {
+				t.Errorf("count = %v, want [%d]", count, subword.TextTokens("hi there"))
+			}
+		})
+	}
+}
+
+// Batches larger than one query's budget go out as several queries, the
+// answers in order.
+func TestCountSplitsLargeBatches(t *testing.T) {
+	t.Parallel()
+	fake := &sdktest.FakeTokenizer{}
+	tok := workload.NewTokenizer(fake)
+	big := strings.Repeat("hi ", 1<<20) // 3 MiB: two per 4 MiB query at most
+	texts := []string{big, "hi", big, big}
+	got, err := tok.Count(context.Background(), texts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chats := []workload.TokenChat{{Messages: []workload.TokenMessage{{Role: "user", Content: big}}}, {Messages: []workload.TokenMessage{{Role: "user", Content: big}}}}
+	gotChats, err := tok.CountChats(context.Background(), chats...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]int{1 << 20, 1, 1 << 20, 1 << 20}, got); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]int{1<<20 + subword.ChatTokens(""), 1<<20 + subword.ChatTokens("")}, gotChats); d != "" {
+		t.Errorf("chat counts (-want +got):\n%s", d)
+	}
+	if n := len(fake.Queries()); n != 3+2 {
+		t.Errorf("%d queries, want 3 for the texts and 2 for the chats", n)
+	}
+}
+
+// FitTexts keeps each text's own words (a prefix of them) and makes it
+// exactly n tokens, even where words cost several tokens each.
+func TestFitTexts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fake := &sdktest.FakeTokenizer{}
+	tok := workload.NewTokenizer(fake)
+	words := make([]string, 5000)
+	for i := range words {
+		words[i] = fmt.Sprintf("pseudo%dword", i) // 1-6 tokens each
+	}
+	grow := func(header string, from int) func(k int) string {
+		return func(k int) string { return header + " " + strings.Join(words[from:from+k], " ") }
+	}
+	for _, n := range []int{20, 300, 3000} {
+		texts, err := tok.FitTexts(ctx, []func(int) string{grow("CTX_0", 0), grow("CTX_1", 100)}, []string{"hi"}, n)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		checkCounts(t, fake, texts, n)
+		for i, from := range []int{0, 100} {
+			if want := "CTX_" + fmt.Sprint(i) + " " + words[from] + " " + words[from+1]; !strings.HasPrefix(texts[i], want) {
+				t.Errorf("n=%d: text %d starts %q, want its own words %q", n, i, texts[i][:40], want)
+			}
+		}
+	}
+	if _, err := tok.FitTexts(ctx, []func(int) string{grow("extraordinary wonderful pseudowords", 0)}, []string{"hi"}, 2); err == nil {
+		t.Error("no error for a text that cannot fit")
+	}
+}
