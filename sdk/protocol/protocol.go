@@ -30,7 +30,9 @@ const (
 	// one finishes, with no round trip to the plugin in between; and
 	// Next.InFlightBelow (NextWaitForInFlightBelow) asks for the next Step
 	// only once the requests handed over run low, so one Step refills
-	// several. (minor 1)
+	// several. An open-loop workload hands over requests before they are
+	// due: the host holds a request whose Scheduled offset is still ahead
+	// and sends it when due, with no Step in between. (minor 1)
 	LookAhead = "look-ahead"
 )
 
@@ -266,8 +268,9 @@ type Request struct {
 	Completion bool
 	MaxTokens  int
 	Tags       map[string]string
-	// Scheduled is when the request was due, as an offset in its phase;
-	// unset (HasScheduled false), the offset at which its Step was due.
+	// Scheduled is when the request is due, as an offset in its phase;
+	// unset (HasScheduled false), the offset at which its Step was due. A
+	// host with LookAhead holds a request due later than now until then.
 	Scheduled    time.Duration
 	HasScheduled bool
 	// Tools the model may call (chat only).

@@ -12,6 +12,7 @@
 package runloop
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,10 @@ type Config[M any] struct {
 	// OnDrain is called when the loop starts waiting out in-flight
 	// requests after an interruption or error, and when it abandons them.
 	OnDrain func(inFlight int, abandoned bool)
+	// MaxConcurrency caps the requests of a phase in flight (0: no cap):
+	// a request due while the cap is reached waits for a slot, in order,
+	// and the wait shows in its dispatch lag (send - due).
+	MaxConcurrency int
 }
 
 // Outcome of a run.
@@ -136,8 +141,10 @@ type Result struct {
 	WarmupSteps, MeasureSteps int
 	// WarmupElapsed and MeasureElapsed are the phases' durations.
 	WarmupElapsed, MeasureElapsed time.Duration
-	// Unsent counts requests held for a slot (Request.MaxInFlight) that
-	// were never sent because the run stopped (an error, Ctrl-C) first.
+	// Unsent counts requests held for a slot (Request.MaxInFlight,
+	// Config.MaxConcurrency) or for their due time (a future
+	// Request.Scheduled) that were never sent because the run stopped (an
+	// error, Ctrl-C) first.
 	Unsent int
 }
 
@@ -188,13 +195,43 @@ type loop[M any] struct {
 	seq         int64
 	interrupted bool
 	held        []held // requests waiting for a slot (Request.MaxInFlight)
-	unsent      int    // held requests the run stopped before sending
+	timed       timed  // requests handed over before they are due
+	timedSeq    int64
+	unsent      int // held requests the run stopped before sending
 }
 
-// held is a request waiting until fewer than limit are in flight.
+// held is a request waiting until fewer than limit are in flight (0: no
+// limit).
 type held struct {
 	out   *Outgoing
 	limit int
+}
+
+// timed holds requests until they are due: a min-heap on the due time,
+// in the order handed over among equal times. One timer (the transport's
+// Wait deadline) serves them all.
+type timed []timedReq
+
+type timedReq struct {
+	held
+	seq int64
+}
+
+func (h timed) Len() int { return len(h) }
+func (h timed) Less(i, j int) bool {
+	if !h[i].out.Due.Equal(h[j].out.Due) {
+		return h[i].out.Due.Before(h[j].out.Due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timed) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timed) Push(x any)   { *h = append(*h, x.(timedReq)) }
+func (h *timed) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = timedReq{}
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (l *loop[M]) known(id string) (string, bool) {
@@ -225,6 +262,9 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 		drainAt     time.Time
 		abandoned   bool
 	)
+	// waiting counts what was handed over and has not gone out yet.
+	waiting := func() int { return len(l.held) + len(l.timed) }
+	stopping := func() bool { return stepErr != nil || l.interrupted }
 	// stop ends the stepping and keeps the first error; after an error or
 	// an interruption the wait for what is in flight is bounded.
 	stop := func(err error) {
@@ -287,7 +327,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			undelivered = append(undelivered, r)
 			bytes += size
 		}
-		if len(fs) > 0 && onFinish && (below == 0 || outstanding+len(l.held) < below) {
+		if len(fs) > 0 && onFinish && (below == 0 || outstanding+waiting() < below) {
 			nextStep, onFinish, below = offset(), false, 0
 			dueAt = nextStep
 		}
@@ -295,6 +335,9 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 
 	for {
 		record(t.Poll())
+		if !stopping() {
+			outstanding += l.releaseDue(outstanding)
+		}
 		if !done && nextStep <= offset() {
 			if ctx.Err() != nil {
 				l.interrupted = true
@@ -315,7 +358,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 					continue
 				}
 			}
-			req.InFlight = outstanding + len(l.held)
+			req.InFlight = outstanding + waiting()
 			undelivered, bytes = nil, 0
 			steps++
 			resp, err := cfg.Workload.Step(ctx, req)
@@ -354,7 +397,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 				nextStep, onFinish = never, true
 			case protocol.NextWaitForInFlightBelow:
 				nextStep, onFinish, below = never, true, max(resp.Next.InFlightBelow, 1)
-				if outstanding+len(l.held) < below {
+				if outstanding+waiting() < below {
 					// Already below: at once, or a 1 ms tick when this Step
 					// did nothing (polling).
 					nextStep, onFinish, below = now, false, 0
@@ -372,11 +415,12 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			dueAt = nextStep
 			continue
 		}
-		if done && outstanding == 0 {
+		if done && outstanding == 0 && (len(l.timed) == 0 || stopping()) {
 			// Held requests left now were stopped by an error or Ctrl-C
-			// before a slot freed: never sent, so never measured.
-			l.unsent += len(l.held)
-			l.held = l.held[:0]
+			// before a slot freed or they were due: never sent, so never
+			// measured.
+			l.unsent += waiting()
+			l.held, l.timed = l.held[:0], l.timed[:0]
 			flush()
 			end = t.Now()
 			if cfg.Observer != nil {
@@ -384,7 +428,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			}
 			return start, end, steps, stepErr
 		}
-		if !done && nextStep == never && outstanding == 0 && len(undelivered) == 0 {
+		if !done && nextStep == never && outstanding == 0 && len(undelivered) == 0 && len(l.timed) == 0 {
 			stop(fmt.Errorf("%s phase: workload %s: %w", ph, cfg.Plugin, ErrStalled))
 			continue
 		}
@@ -394,6 +438,11 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			until = start.Add(nextStep)
 			if nextStep == never {
 				until = time.Time{}
+			}
+		}
+		if len(l.timed) > 0 && !stopping() {
+			if due := l.timed[0].out.Due; until.IsZero() || due.Before(until) {
+				until = due
 			}
 		}
 		if !drainAt.IsZero() && !abandoned && (until.IsZero() || drainAt.Before(until)) {
@@ -463,8 +512,15 @@ func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration
 		if r.HasScheduled {
 			out.Due = start.Add(r.Scheduled)
 		}
-		if r.MaxInFlight > 0 && (len(l.held) > 0 || outstanding+sent >= r.MaxInFlight) {
-			l.held = append(l.held, held{out: out, limit: r.MaxInFlight})
+		h := held{out: out, limit: l.limit(r.MaxInFlight)}
+		if r.HasScheduled && out.Due.After(l.cfg.Transport.Now()) {
+			// Handed over ahead: it goes out when due, with no Step in
+			// between.
+			l.timedSeq++
+			heap.Push(&l.timed, timedReq{held: h, seq: l.timedSeq})
+			continue
+		}
+		if l.hold(h, outstanding+sent) {
 			continue
 		}
 		l.send(out)
@@ -474,6 +530,49 @@ func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration
 		delete(l.content, id)
 	}
 	return sent, nil
+}
+
+// limit is the in-flight limit of a request with MaxInFlight m: the
+// tighter of m and the run's MaxConcurrency (0: none).
+func (l *loop[M]) limit(m int) int {
+	c := l.cfg.MaxConcurrency
+	switch {
+	case m <= 0:
+		return max(c, 0)
+	case c > 0:
+		return min(m, c)
+	}
+	return m
+}
+
+// hold queues h for a slot when it must wait: its limit is reached, or
+// requests before it are already waiting (order is kept). A request with
+// no limit never waits.
+func (l *loop[M]) hold(h held, inFlight int) bool {
+	if h.limit > 0 && (len(l.held) > 0 || inFlight >= h.limit) {
+		l.held = append(l.held, h)
+		return true
+	}
+	return false
+}
+
+// releaseDue sends the requests handed over ahead that are due by now (or
+// queues them for a slot); it returns how many were sent.
+func (l *loop[M]) releaseDue(outstanding int) int {
+	if len(l.timed) == 0 {
+		return 0
+	}
+	now := l.cfg.Transport.Now()
+	n := 0
+	for len(l.timed) > 0 && !l.timed[0].out.Due.After(now) {
+		h := heap.Pop(&l.timed).(timedReq).held
+		if l.hold(h, outstanding+n) {
+			continue
+		}
+		l.send(h.out)
+		n++
+	}
+	return n
 }
 
 func (l *loop[M]) send(out *Outgoing) {

@@ -118,8 +118,10 @@ func (r Request) WithTools(tools ...Tool) Request { r.Tools = tools; return r }
 // capability (Env.HostHas); Step fails on an older one.
 func (r Request) WithMaxInFlight(n int) Request { r.MaxInFlight = n; return r }
 
-// At records when the request was due (its scheduled offset in the phase),
-// so dispatch lag (sent - scheduled) can be measured.
+// At records when the request is due (its scheduled offset in the phase),
+// so dispatch lag (sent - scheduled) can be measured. A host with the
+// protocol.LookAhead capability holds a request handed over before it is
+// due and sends it then (see Env.Ahead); an older one sends it at once.
 func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, true; return r }
 
 // StepInput is what the host tells Step.
