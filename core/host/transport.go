@@ -78,10 +78,24 @@ func (t *transport) Poll() []runloop.Finished[Measured] {
 	}
 }
 
+// preciseWait is the last stretch of a wait for a deadline, slept in the
+// kernel: a Go timer wakes up to a millisecond late, and a request due at
+// the deadline must not. Results and Ctrl-C wait out this much at most.
+const preciseWait = 2 * time.Millisecond
+
 func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finished[Measured] {
 	var timeout <-chan time.Time
 	if !until.IsZero() {
-		t.timer.Reset(max(time.Until(until), 0))
+		d := time.Until(until)
+		if d <= preciseWait {
+			if fs := t.Poll(); len(fs) > 0 || d <= 0 {
+				return fs
+			}
+			sleepPrecisely(d)
+			return t.Poll()
+		}
+		// Wake early; the loop waits again for the rest, precisely.
+		t.timer.Reset(d - preciseWait)
 		timeout = t.timer.C
 		defer t.timer.Stop()
 	}
