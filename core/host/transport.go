@@ -88,13 +88,9 @@ func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finishe
 	if !until.IsZero() {
 		d := time.Until(until)
 		if d <= preciseWait {
-			if fs := t.Poll(); len(fs) > 0 || d <= 0 {
-				return fs
-			}
-			sleepPrecisely(d)
-			return t.Poll()
+			return t.waitPrecisely(until)
 		}
-		// Wake early; the loop waits again for the rest, precisely.
+		// Wake early, and sleep the rest precisely.
 		t.timer.Reset(d - preciseWait)
 		timeout = t.timer.C
 		defer t.timer.Stop()
@@ -105,9 +101,22 @@ func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finishe
 		// simultaneous finishes together.
 		return append([]runloop.Finished[Measured]{f}, t.Poll()...)
 	case <-timeout:
+		return t.waitPrecisely(until)
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// waitPrecisely returns what has finished, or sleeps until until in the
+// kernel when nothing has.
+func (t *transport) waitPrecisely(until time.Time) []runloop.Finished[Measured] {
+	if fs := t.Poll(); len(fs) > 0 {
+		return fs
+	}
+	if d := time.Until(until); d > 0 {
+		sleepPrecisely(d)
+	}
+	return t.Poll()
 }
 
 func (t *transport) Abandon() { t.abandon() }
