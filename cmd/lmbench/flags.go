@@ -109,7 +109,7 @@ func percentiles(v *config.Values) ([]float64, error) {
 // hostRegistry returns a registry holding lmbench's own options.
 func hostRegistry() *config.Registry {
 	r := config.NewRegistry()
-	for _, o := range hostOptions() {
+	for _, o := range append(hostOptions(), loadOptions()...) {
 		if _, err := r.Add(o); err != nil {
 			panic(err) // a programming error in hostOptions, caught by every test
 		}

@@ -69,6 +69,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if _, err := percentiles(r.vals); err != nil {
 		return exitFailed, err
 	}
+	if err := checkLoad(r.vals); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -162,11 +165,13 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared) (i
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing,
+		Tracing:       tracing,
+		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
 	})
 	if err != nil {
 		return exitFailed, err
 	}
+	warnLoad(log, res.Final)
 	switch {
 	case res.Interrupted:
 		if res.Err != nil {

@@ -202,6 +202,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	section("From the schedule (due time)", append(distEntries("TTFT from due", f.TTFTFromScheduled, ps),
 		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
 	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
+	b.WriteString(loadSections(f, ps))
 	b.WriteString(overheadSection(run.Overhead))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
@@ -397,6 +398,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 			{"measure", failuresJSON(f.Failures.Measure)},
 		}},
 	}
+	doc = withLoad(doc, f, ps)
 	doc = withOverhead(doc, run.Overhead)
 	var b strings.Builder
 	writeObject(&b, doc, 0)

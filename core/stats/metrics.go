@@ -146,6 +146,7 @@ type Builder struct {
 	warmup, measure     Cache
 	warmupF, measureF   failure.Tally
 	hasLag              bool
+	load                loadTally
 }
 
 // NewBuilder starts the measured phase's clock at start, with room for n
@@ -195,6 +196,7 @@ func (b *Builder) Add(r *record.Record) {
 	}
 	b.measure.add(r)
 	b.measureF.Add(r.Success, r.RequestID, r.Error)
+	b.load.add(r)
 	lag := math.NaN()
 	if r.ExplicitSchedule && !r.Submit.IsZero() && !r.Scheduled.IsZero() {
 		lag = r.Submit.Sub(r.Scheduled).Seconds()
@@ -250,6 +252,7 @@ func (b *Builder) Final(ps []float64) Final {
 	f.ITL, f.ITLMethod = b.itl.describe(ps)
 	f.Cache.Warmup, f.Cache.Measure = b.warmup, b.measure
 	f.Failures.Warmup, f.Failures.Measure = b.warmupF.Breakdown(), b.measureF.Breakdown()
+	b.Judge(&f, 0, SLO{}) // no requested rate, no SLO, unless the caller judges again
 	return f
 }
 

@@ -76,6 +76,9 @@ type Final struct {
 	Cache struct{ Warmup, Measure Cache }
 	// Failures are each phase's failed requests by kind.
 	Failures struct{ Warmup, Measure failure.Breakdown }
+	// Load and Goodput are filled in by Builder.Judge.
+	Load    Load
+	Goodput Goodput
 }
 
 // Collector accumulates samples. It is safe for concurrent use.

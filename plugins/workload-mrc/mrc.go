@@ -227,6 +227,9 @@ func seconds(s float64) time.Duration {
 // neither rounding nor a late Step accumulates.
 func (w *multiRoundChat) due(k int) time.Duration { return w.schedule.Due(k) }
 
+// RequestedRate is --mrc-qps: the schedule's rate.
+func (w *multiRoundChat) RequestedRate() float64 { return w.o.QPS }
+
 func (w *multiRoundChat) Resolved() map[string]any {
 	return map[string]any{"num-concurrent-users": len(w.sessions)}
 }

@@ -101,6 +101,9 @@ func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
 
 func (w *randomPrefill) PlannedRequests() int { return w.o.NumRequests }
 
+// RequestedRate is --rp-rate (0, all at once, sets no rate).
+func (w *randomPrefill) RequestedRate() float64 { return w.o.Rate }
+
 func (w *randomPrefill) Banner() []workload.Field {
 	b := []workload.Field{
 		{Label: "Requests", Value: strconv.Itoa(w.o.NumRequests)},

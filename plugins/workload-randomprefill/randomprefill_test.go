@@ -371,3 +371,28 @@ func TestRateOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// The rate is declared to the host, for the summary's achieved-vs-
+// requested figures; an older host is told none.
+func TestRequestedRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		rate float64
+		caps []string
+		want float64
+	}{
+		{name: "paced", rate: 250, want: 250},
+		{name: "all at once", rate: 0, want: 0},
+		{name: "older host", rate: 250, caps: []string{}, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := map[string]any{"request-length": 20, "num-requests": 3, "rate": tc.rate}
+			tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, HostCapabilities: tc.caps})
+			if tr.RequestedRate != tc.want {
+				t.Errorf("RequestedRate = %v, want %v", tr.RequestedRate, tc.want)
+			}
+		})
+	}
+}

@@ -34,13 +34,16 @@ const (
 	// due: the host holds a request whose Scheduled offset is still ahead
 	// and sends it when due, with no Step in between. (minor 1)
 	LookAhead = "look-ahead"
+	// RequestedRate: the workload says in Configured.RequestedRate what
+	// rate its schedule asks for. (minor 1)
+	RequestedRate = "requested-rate"
 )
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, RequestedRate}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, RequestedRate}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -210,6 +213,10 @@ type Configured struct {
 	Title    string // banner title, usually the workload name
 	// PlannedRequests is the known number of measured requests (0 = unknown).
 	PlannedRequests int64
+	// RequestedRate is the measured requests per second the workload's
+	// schedule asks for, 0 when it sets none (the RequestedRate
+	// capability): the summary sets the achieved rate against it.
+	RequestedRate float64
 	// Errors are rejected options; when set nothing else counts.
 	Errors []FieldError
 }

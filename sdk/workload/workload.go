@@ -240,6 +240,10 @@ type (
 	Resolver interface{ Resolved() map[string]any }
 	// Planner returns how many measured requests will be sent (0 = unknown).
 	Planner interface{ PlannedRequests() int }
+	// Rater returns the measured requests per second an open-loop
+	// workload's schedule asks for (0 = none): the summary sets the
+	// achieved rate against it.
+	Rater interface{ RequestedRate() float64 }
 )
 
 // Definition describes a workload plugin. O is its options struct; the
