@@ -5,7 +5,9 @@
 # once and what is measured is lmbench's own schedule slip. Dispatch lag is
 # submit - due per measured request, from the journal (submit is when the
 # sender started writing the request). Each round prints p50/p99/max; the
-# summary gives the median and the spread of each over ROUNDS rounds.
+# summary gives the median and the spread of each over ROUNDS rounds. The
+# machine's load average is printed with each round: on a shared machine
+# other processes' load shows in the tail (the client is descheduled).
 set -euo pipefail
 BIN=${BIN:-bin}
 ROUNDS=${ROUNDS:-5}
@@ -35,7 +37,8 @@ for line in open(sys.argv[1]):
         lags.append((r["submit_unix_ns"] - r["scheduled_unix_ns"]) / 1e6)
 lags.sort()
 q = lambda p: lags[min(len(lags) - 1, int(p / 100 * len(lags)))]
-print(f"round {sys.argv[2]}: n={len(lags)} dispatch lag p50 {q(50):.3f} ms  p99 {q(99):.3f} ms  max {lags[-1]:.3f} ms")
+load = open("/proc/loadavg").read().split()[0] if __import__("os").path.exists("/proc/loadavg") else "?"
+print(f"round {sys.argv[2]}: n={len(lags)} dispatch lag p50 {q(50):.3f} ms  p99 {q(99):.3f} ms  max {lags[-1]:.3f} ms  (load average {load})")
 PY
 done | tee "$out/all"
 python3 - "$out/all" <<'PY'

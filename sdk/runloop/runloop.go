@@ -89,7 +89,18 @@ type Transport[M any] interface {
 	Abandon()
 }
 
-// Observer receives the loop's events, all from the loop's goroutine.
+// Sleeper is an optional Transport method for a transport on a clock that
+// moves by itself (the real one): SleepUntil returns true at t, or false
+// once ctx is done first. With it the loop sends requests handed over
+// ahead while a Step is in flight, so sending never waits for the plugin;
+// a virtual clock does not move during a Step, so it needs none.
+type Sleeper interface {
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+// Observer receives the loop's events, one at a time: from the loop's
+// goroutine, except Sent for a request handed over ahead that falls due
+// while a Step is in flight (the loop is then waiting for the Step).
 type Observer[M any] interface {
 	// PhaseStarted is called as a phase begins.
 	PhaseStarted(phase protocol.Phase, start time.Time)
@@ -361,7 +372,9 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			req.InFlight = outstanding + waiting()
 			undelivered, bytes = nil, 0
 			steps++
+			sentDuring := l.sendDuringStep()
 			resp, err := cfg.Workload.Step(ctx, req)
+			outstanding += sentDuring()
 			if err != nil {
 				if ctx.Err() != nil {
 					l.interrupted = true
@@ -530,6 +543,36 @@ func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration
 		delete(l.content, id)
 	}
 	return sent, nil
+}
+
+// sendDuringStep sends, on a second goroutine, the requests handed over
+// ahead that fall due before the returned function is called (once the
+// Step is back); it returns how many were sent. It stops at one that
+// waits for a slot: what frees it is a finish, which the loop handles.
+// Without a Sleeper transport it does nothing.
+func (l *loop[M]) sendDuringStep() func() int {
+	sl, ok := l.cfg.Transport.(Sleeper)
+	if !ok || len(l.timed) == 0 || l.timed[0].limit > 0 {
+		return func() int { return 0 }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { done <- n }()
+		for len(l.timed) > 0 && l.timed[0].limit <= 0 {
+			due := l.timed[0].out.Due
+			if !sl.SleepUntil(ctx, due) {
+				return
+			}
+			l.send(heap.Pop(&l.timed).(timedReq).out)
+			n++
+		}
+	}()
+	return func() int {
+		cancel()
+		return <-done
+	}
 }
 
 // limit is the in-flight limit of a request with MaxInFlight m: the
