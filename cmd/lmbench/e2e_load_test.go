@@ -67,6 +67,13 @@ func (e *arrivalEngine) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// seen returns how many requests arrived and the most in flight at once.
+func (e *arrivalEngine) seen() (arrived, maxInFlight int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.arrivals), e.maxInFlight
+}
+
 // gaps are the engine's inter-arrival rate ((n-1) over the span) and the
 // coefficient of variation of its gaps.
 func (e *arrivalEngine) gaps() (n int, rate, cv float64) {
@@ -186,8 +193,8 @@ func TestMaxConcurrencyAndGoodput(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	if e.maxInFlight != 2 {
-		t.Errorf("at most %d requests in flight at the engine, want 2 (the cap, reached)", e.maxInFlight)
+	if _, peak := e.seen(); peak != 2 {
+		t.Errorf("at most %d requests in flight at the engine, want 2 (the cap, reached)", peak)
 	}
 	s := readSummaryMap(t, out)
 	load := s["load"].(map[string]any)
@@ -234,8 +241,8 @@ func TestLoadOptionErrors(t *testing.T) {
 			t.Errorf("%s %s: exit %d, stderr %q; want an error containing %q", tc.flag, tc.value, res.code, res.stderr, tc.want)
 		}
 	}
-	if len(e.arrivals) != 0 {
-		t.Errorf("%d requests reached the engine; bad options must stop the run first", len(e.arrivals))
+	if n, _ := e.seen(); n != 0 {
+		t.Errorf("%d requests reached the engine; bad options must stop the run first", n)
 	}
 	out := t.TempDir()
 	res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "3",
