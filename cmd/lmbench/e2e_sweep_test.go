@@ -188,3 +188,33 @@ func TestSweepErrors(t *testing.T) {
 		}
 	}
 }
+
+// The ladder stops at the first point that saturates: with one request in
+// flight at a time and 20 ms answers, at most about 50 req/s go out, so
+// 100 req/s is the first point below 90% of its requested rate.
+func TestSweepStopsAtSaturation(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newArrivalEngine(t, func(int) time.Duration { return 20 * time.Millisecond })
+	out := t.TempDir()
+	res := lmbench(t, nil, "sweep", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "20",
+		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "-q", "--output-dir", out,
+		"--max-concurrency", "1", "--sweep", "rp_rate=10,20,100,200")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	s := readSweepSummary(t, out)
+	var got []string
+	for _, p := range s.Points {
+		got = append(got, fmt.Sprintf("%s saturated=%v", formatValue(p.Value), p.Saturated))
+	}
+	if want := []string{"10 saturated=false", "20 saturated=false", "100 saturated=true"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("points %v, want %v", got, want)
+	}
+	if s.StoppedBy == nil || !strings.Contains(*s.StoppedBy, "point 3 saturated") || !s.Complete {
+		t.Errorf("stopped by %v, complete %v; want point 3 saturating, a complete sweep", s.StoppedBy, s.Complete)
+	}
+	if _, err := os.Stat(filepath.Join(out, "point-04_rp_rate=200")); !os.IsNotExist(err) {
+		t.Errorf("point 4 ran after the stop: %v", err)
+	}
+}
