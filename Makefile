@@ -10,7 +10,7 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 PLUGINS := $(wildcard plugins/*)
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: help build test test-short lint proto proto-check demo bench overhead standalone tools clean
+.PHONY: help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -71,6 +71,9 @@ bench: ## Go benchmarks (hot paths), 5 repetitions each
 
 overhead: build ## measure lmbench's own overhead (200 simultaneous requests, zero-cost engine), 5 runs
 	BIN=$(BIN) scripts/overhead.sh
+
+dispatch-lag: build ## dispatch lag of an open loop at 1,000 req/s (random-prefill, zero-cost engine), 5 rounds
+	BIN=$(BIN) scripts/dispatch-lag-bench.sh
 
 clean:
 	rm -rf $(BIN) $(TOOLS) demo-out

@@ -44,6 +44,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 	switch args[0] {
 	case "run":
 		code, err = cmdRun(args[1:], stdin, stdout, stderr)
+	case "sweep":
+		code, err = cmdSweep(args[1:], stdin, stdout, stderr)
 	case "sim":
 		err = cmdSim(args[1:], stdout, stderr)
 	case "export":
@@ -71,7 +73,7 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		fmt.Fprintf(stderr, "lmbench: %v\n", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			if args[0] != "run" && args[0] != "sim" {
+			if args[0] != "run" && args[0] != "sim" && args[0] != "sweep" {
 				printUsage(stderr)
 			}
 			return exitUsage
@@ -88,6 +90,7 @@ func printUsage(w io.Writer) {
 
 Usage:
   lmbench run --engine-url URL --workload NAME [flags]   run a benchmark (lmbench run --help)
+  lmbench sweep --sweep KEY=VALUES [run flags]          one run per value of an option (lmbench sweep --help)
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
   lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
   lmbench calibrate --journal PATH [--repeat N]         measure the client's own latency for a run's schedule

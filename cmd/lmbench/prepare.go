@@ -99,5 +99,5 @@ func exportEntries(r *resolved, p *host.Prepared) []config.Entry {
 			out = append(out, config.Entry{Key: keyPercentiles, Value: stats.FormatPercentiles(ps)})
 		}
 	}
-	return out
+	return append(out, loadEntries(v)...)
 }

@@ -72,6 +72,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if _, err := limits(r.vals, builtin(r.vals)); err != nil {
 		return exitFailed, err
 	}
+	if err := checkLoad(r.vals); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -182,10 +185,12 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
 		Abort: lim.abortPolicy(p), Hurry: hurry,
+		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
 	})
 	if err != nil {
 		return exitFailed, err
 	}
+	warnLoad(log, res.Final)
 	if r.cli.report {
 		if err := runReport(v.String(keyOutputDir), s.stdout); err != nil {
 			return exitFailed, err

@@ -87,6 +87,11 @@ type Plan struct {
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}
+	// RequestedRate is the workload's declared rate (0: none), recorded
+	// in the journal for the summary's achieved-vs-requested figures;
+	// MaxConcurrency caps requests in flight (0: no cap).
+	RequestedRate  float64
+	MaxConcurrency int
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -133,6 +138,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	run := record.Run{
 		ID: res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
 		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
+		RequestedRate: p.RequestedRate,
 	}
 	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
@@ -190,6 +196,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	outcome, runErr := runloop.Run(runCtx, runloop.Config[Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
 		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
+		MaxConcurrency: p.MaxConcurrency,
 		OnDrain: func(n int, abandoned bool) {
 			if abandoned {
 				p.Log.Warn().Int("in_flight", n).Msg("drain timeout: cancelling in-flight requests (recorded as failed)")

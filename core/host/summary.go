@@ -31,7 +31,9 @@ func (f *finals) add(r *record.Record) error {
 // final computes the numbers with the percentiles the run was configured
 // with, and whether dispatch lag is defined (the summary's section for it).
 func (f *finals) final(run record.Run) (stats.Final, bool) {
-	return f.b.Final(runPercentiles(run)), f.b.HasDispatchLag()
+	final := f.b.Final(runPercentiles(run))
+	f.b.Judge(&final, run.RequestedRate, runSLO(run))
+	return final, f.b.HasDispatchLag()
 }
 
 // finalFromJournal scans the journal at path, which holds n measured

@@ -106,3 +106,49 @@ func TestSummaryPercentilesFromTheRunConfig(t *testing.T) {
 		})
 	}
 }
+
+// The requested rate (the journal's header) and the SLO (the recorded
+// configuration) reach the summary at a run's end and on re-export alike.
+func TestSummaryLoadAndGoodputFromTheJournal(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	run := record.Run{ID: "r1", Workload: "w", Started: start, RequestedRate: 25,
+		Config: json.RawMessage(`{"model":"m","slo":"ttft:150,itl:5"}`)}
+	path := filepath.Join(t.TempDir(), record.JournalName)
+	j, err := record.CreateJournal(path, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := summaryRecords(start)
+	for i := range recs {
+		if err := j.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := finalFromJournal(path, start.Add(200*time.Millisecond), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both answers: TTFT 100 ms (meets 150), gaps of 10 ms (miss 5).
+	if f.Load.RequestedRate != 25 || f.Goodput.SLO != (stats.SLO{TTFT: 150, ITL: 5}) || f.Goodput.Good != 0 ||
+		f.Goodput.TTFT != 1 || f.Goodput.ITL != 0 {
+		t.Errorf("load %+v goodput %+v: want requested 25, ttft:150,itl:5, none good, TTFT attainment 1, ITL 0", f.Load, f.Goodput)
+	}
+	_, sum, _, err := ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Load    map[string]any `json:"load"`
+		Goodput map[string]any `json:"goodput"`
+	}
+	if err := json.Unmarshal(sum.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Load["requested_rate"] != 25.0 || doc.Goodput["good_requests"] != 0.0 {
+		t.Errorf("re-export: load %v goodput %v", doc.Load, doc.Goodput)
+	}
+}

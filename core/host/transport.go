@@ -37,16 +37,20 @@ type transport struct {
 	abandon context.CancelFunc
 	results chan runloop.Finished[Measured]
 	timer   *time.Timer
+	// sleepTimer is SleepUntil's, used on the loop's second goroutine
+	// while a Step is in flight (never at the same time as timer's Wait).
+	sleepTimer *time.Timer
 }
 
 func newTransport(ctx context.Context, s Sender, header func() http.Header) *transport {
 	// Requests keep their own context: Ctrl-C stops stepping but lets
 	// in-flight requests finish (until the drain timeout abandons them).
 	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := time.NewTimer(time.Hour)
+	t, st := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
 	t.Stop()
+	st.Stop()
 	return &transport{sender: s, header: header, ctx: sendCtx, abandon: cancel,
-		results: make(chan runloop.Finished[Measured], 1024), timer: t}
+		results: make(chan runloop.Finished[Measured], 1024), timer: t, sleepTimer: st}
 }
 
 func (t *transport) Now() time.Time { return time.Now() }
@@ -78,10 +82,20 @@ func (t *transport) Poll() []runloop.Finished[Measured] {
 	}
 }
 
+// preciseWait is the last stretch of a wait for a deadline, slept in the
+// kernel: a Go timer wakes up to a millisecond late, and a request due at
+// the deadline must not. Results and Ctrl-C wait out this much at most.
+const preciseWait = 2 * time.Millisecond
+
 func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finished[Measured] {
 	var timeout <-chan time.Time
 	if !until.IsZero() {
-		t.timer.Reset(max(time.Until(until), 0))
+		d := time.Until(until)
+		if d <= preciseWait {
+			return t.waitPrecisely(until)
+		}
+		// Wake early, and sleep the rest precisely.
+		t.timer.Reset(d - preciseWait)
 		timeout = t.timer.C
 		defer t.timer.Stop()
 	}
@@ -91,9 +105,47 @@ func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finishe
 		// simultaneous finishes together.
 		return append([]runloop.Finished[Measured]{f}, t.Poll()...)
 	case <-timeout:
+		return t.waitPrecisely(until)
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// SleepUntil sleeps until t (its last stretch precisely, in slices short
+// enough to notice ctx), or until ctx is done: the loop sends the requests
+// due while a Step is in flight with it.
+func (t *transport) SleepUntil(ctx context.Context, until time.Time) bool {
+	if d := time.Until(until); d > preciseWait {
+		t.sleepTimer.Reset(d - preciseWait)
+		select {
+		case <-t.sleepTimer.C:
+		case <-ctx.Done():
+			t.sleepTimer.Stop()
+			return false
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		d := time.Until(until)
+		if d <= 0 {
+			return true
+		}
+		sleepPrecisely(min(d, 200*time.Microsecond))
+	}
+}
+
+// waitPrecisely returns what has finished, or sleeps until until in the
+// kernel when nothing has.
+func (t *transport) waitPrecisely(until time.Time) []runloop.Finished[Measured] {
+	if fs := t.Poll(); len(fs) > 0 {
+		return fs
+	}
+	if d := time.Until(until); d > 0 {
+		sleepPrecisely(d)
+	}
+	return t.Poll()
 }
 
 func (t *transport) Abandon() { t.abandon() }

@@ -316,6 +316,7 @@ type jsonRun struct {
 	TagKeys       []string        `json:"tag_keys"`
 	Config        json.RawMessage `json:"config"`
 	StartedUnixNs int64           `json:"started_unix_ns"`
+	RequestedRate float64         `json:"requested_rate,omitempty"`
 }
 
 func toJSONRun(r Run) *jsonRun {
@@ -324,7 +325,7 @@ func toJSONRun(r Run) *jsonRun {
 		cfg = json.RawMessage("{}")
 	}
 	return &jsonRun{RunID: r.ID, Workload: r.Workload, Model: r.Model, OutputDir: r.OutputDir, Version: r.Version,
-		TagKeys: r.TagKeys, Config: cfg, StartedUnixNs: unixNs(r.Started)}
+		TagKeys: r.TagKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate}
 }
 
 // The summary travels as a string, so bench_summary.json's exact bytes
@@ -392,7 +393,7 @@ func decodeRun(version int, raw json.RawMessage) (Run, error) {
 		return Run{}, fmt.Errorf("run header: %v", err)
 	}
 	return Run{ID: j.RunID, Workload: j.Workload, Model: j.Model, OutputDir: j.OutputDir, Version: j.Version,
-		TagKeys: j.TagKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs)}, nil
+		TagKeys: j.TagKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}, nil
 }
 
 func decodeRecord(version int, raw json.RawMessage) (Record, error) {

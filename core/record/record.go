@@ -89,6 +89,9 @@ type Run struct {
 	// Config is the resolved configuration as a JSON object (no secrets).
 	Config  json.RawMessage
 	Started time.Time
+	// RequestedRate is the measured requests per second the workload's
+	// schedule asked for (0: none declared).
+	RequestedRate float64
 }
 
 // Status is how a run ended.

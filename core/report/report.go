@@ -213,6 +213,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	if e := promptEntries(cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure); e != nil {
 		section("Prompt tokens", e...)
 	}
+	b.WriteString(loadSections(f, ps))
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
 	b.WriteString(ledgerSection(run.Ledger))
@@ -411,6 +412,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 		}},
 	}
 	doc = withPrompts(doc, cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure)
+	doc = withLoad(doc, f, ps)
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)
 	doc = withCacheLedger(doc, run.Ledger)

@@ -153,6 +153,10 @@ func terminalFixture() (Config, stats.Final) {
 	}
 	f.Cache.Warmup = stats.Cache{Requests: 4, PromptTokens: 8000}
 	f.Cache.Measure = stats.Cache{Requests: 20, PromptTokens: 200000, CachedTokens: 150000, RequestsWithCache: 15}
+	f.Load = stats.Load{RequestedRate: 2, SendRate: 1.62, CompletionRate: 1.539, SlipMax: 12.5,
+		Slip: dist(ps, 20, 1.5, 2.25, 0.75, 0.75, 3.5, 4, 9.25, 12.25)}
+	f.Goodput = stats.Goodput{SLO: stats.SLO{TTFT: 500, E2E: 2500}, Good: 17, Rate: 1.377,
+		TTFT: 0.9, TPOT: math.NaN(), ITL: math.NaN(), E2E: 0.95, All: 0.85}
 	return cfg, f
 }
 
@@ -186,6 +190,8 @@ func naFixture() (Config, Run, stats.Final) {
 		ITLMethod: stats.ITLExact,
 	}
 	f.Cache.Measure = stats.Cache{Requests: 2}
+	f.Load = stats.Load{RequestedRate: nan, SendRate: nan, CompletionRate: nan, Slip: undefined, SlipMax: nan}
+	f.Goodput = stats.Goodput{Rate: nan, TTFT: nan, TPOT: nan, ITL: nan, E2E: nan, All: nan}
 	f.Failures.Measure = failure.Breakdown{Requests: 2, Failed: 2, Kinds: []failure.Count{{
 		Kind: failure.Classify("HTTP 404"), Count: 2, ExampleRequest: "doc0_q0",
 		Example: `HTTP 404: {"object":"error","message":"The model ` + "`x`" + ` does not exist.","code":404}`,
@@ -307,7 +313,7 @@ func TestTerminalSectionsAndTitle(t *testing.T) {
 	base := []string{"Configuration", "Results", "Time to First Token", "Decoding Speed", "Inter-token Latency"}
 	// lmbench's additions (changed deliberately: they follow the original's).
 	added := []string{"TTFT (vLLM: mean, std, percentiles)", "TPOT (time per output token)", "ITL (pooled gaps)",
-		"E2E latency", "From the schedule (due time)", "KV cache", "Failures", "Run"}
+		"E2E latency", "From the schedule (due time)", "KV cache", "Load (requested vs achieved)", "Goodput (SLO)", "Failures", "Run"}
 	tests := []struct {
 		name      string
 		run       Run
@@ -382,6 +388,10 @@ func summaryFixture() (Config, Run, stats.Final) {
 	}
 	f.Cache.Warmup = stats.Cache{Requests: 2, PromptTokens: 20000}
 	f.Cache.Measure = stats.Cache{Requests: 3, PromptTokens: 20000, CachedTokens: 19000, RequestsWithCache: 2}
+	f.Load = stats.Load{RequestedRate: 4, SendRate: 3.5, CompletionRate: 2 / 1.23,
+		Slip: dist(ps, 3, 0.5, 0.25, 0.5, 0.5, 0.9, 0.99, 0.999), SlipMax: 1}
+	f.Goodput = stats.Goodput{SLO: stats.SLO{TTFT: 200, TPOT: 50}, Good: 1, Rate: one / 1.23,
+		TTFT: one / three, TPOT: 2 / three, ITL: math.NaN(), E2E: math.NaN(), All: one / three}
 	f.Failures.Warmup = failure.Breakdown{Requests: 2}
 	f.Failures.Measure = failure.Breakdown{Requests: 3, Failed: 1, Kinds: []failure.Count{{
 		Kind: failure.Refused, Count: 1, ExampleRequest: "doc1_q0",
@@ -468,7 +478,7 @@ func TestSummaryJSONKeyOrder(t *testing.T) {
 	t.Parallel()
 	top, vals := objectKeys(t, SummaryJSON(summaryFixture()))
 	// The original's three, then lmbench's additions (changed deliberately).
-	if diff := cmp.Diff([]string{"config", "results", "run", "metrics", "cache", "failures"}, top); diff != "" {
+	if diff := cmp.Diff([]string{"config", "results", "run", "metrics", "cache", "failures", "load", "goodput"}, top); diff != "" {
 		t.Errorf("top-level keys (-want +got):\n%s", diff)
 	}
 	config, _ := objectKeys(t, vals["config"])

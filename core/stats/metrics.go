@@ -147,6 +147,7 @@ type Builder struct {
 	warmupF, measureF   failure.Tally
 	prompts             struct{ warmup, measure PromptCheck }
 	hasLag              bool
+	load                loadTally
 }
 
 // NewBuilder starts the measured phase's clock at start, with room for n
@@ -197,6 +198,7 @@ func (b *Builder) Add(r *record.Record) {
 	}
 	b.measure.add(r)
 	b.measureF.Add(r.Success, r.RequestID, r.Error)
+	b.load.add(r)
 	lag := math.NaN()
 	if r.ExplicitSchedule && !r.Submit.IsZero() && !r.Scheduled.IsZero() {
 		lag = r.Submit.Sub(r.Scheduled).Seconds()
@@ -253,6 +255,7 @@ func (b *Builder) Final(ps []float64) Final {
 	f.Cache.Warmup, f.Cache.Measure = b.warmup, b.measure
 	f.Failures.Warmup, f.Failures.Measure = b.warmupF.Breakdown(), b.measureF.Breakdown()
 	f.Prompts.Warmup, f.Prompts.Measure = b.prompts.warmup, b.prompts.measure
+	b.Judge(&f, 0, SLO{}) // no requested rate, no SLO, unless the caller judges again
 	return f
 }
 

@@ -78,6 +78,9 @@ type Final struct {
 	Failures struct{ Warmup, Measure failure.Breakdown }
 	// Prompts sets stated prompt lengths beside the engine's, per phase.
 	Prompts struct{ Warmup, Measure PromptCheck }
+	// Load and Goodput are filled in by Builder.Judge.
+	Load    Load
+	Goodput Goodput
 }
 
 // Collector accumulates samples. It is safe for concurrent use.

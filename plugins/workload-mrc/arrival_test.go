@@ -226,3 +226,45 @@ func TestContractPoisson(t *testing.T) {
 		Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 150},
 	})
 }
+
+// Handing requests over ahead changes how often the workload is stepped,
+// never what is sent or when: a host with look-ahead and a protocol
+// minor 0 host send the same requests at the same times, the first with a
+// fraction of the Steps (500 sessions at 200 req/s: a session's turn
+// comes round every 2.5 s, past the window). With 5 sessions at 50 req/s and 150 ms answers a
+// session is often still busy when its turn is handed over, so the
+// look-ahead path also stops at a busy session and resumes on its answer.
+func TestLookAheadSendsTheSame(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		common  workload.Common
+		qps     float64
+		latency time.Duration
+		fewer   bool
+	}{
+		{name: "sessions always ready", common: workload.Common{Seed: 42, KVCacheVolumeGB: 10, TokensPerGB: 1000}, qps: 200, latency: time.Millisecond, fewer: true},
+		{name: "busy sessions hold the queue", common: workload.Common{Seed: 42, KVCacheVolumeGB: 0.1, TokensPerGB: 1000}, qps: 50, latency: 150 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := openLoop(arrival.Poisson, 1)
+			opts["qps"], opts["duration"] = tc.qps, 10.0
+			run := func(caps []string) *sdktest.Transcript {
+				return sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: tc.common, Engine: fixedLatency(tc.latency), HostCapabilities: caps})
+			}
+			ahead, old := run(nil), run([]string{})
+			if len(old.Measured()) < 100 {
+				t.Fatalf("only %d requests sent", len(old.Measured()))
+			}
+			if d := cmp.Diff(old.Requests, ahead.Requests); d != "" {
+				t.Errorf("requests with look-ahead differ from minor 0 (-minor 0 +look-ahead):\n%s", d)
+			}
+			// Warmup is a closed loop, one Step a session and a last one.
+			warm := len(old.Warmup()) + 1
+			if a, o := ahead.Steps-warm, old.Steps-warm; tc.fewer && a*5 > o {
+				t.Errorf("%d measured Steps with look-ahead, %d without: want far fewer", a, o)
+			}
+		})
+	}
+}

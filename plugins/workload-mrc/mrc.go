@@ -181,6 +181,7 @@ type multiRoundChat struct {
 	sessions []*session
 	schedule *arrival.Schedule
 	duration time.Duration // o.Duration, saturated
+	ahead    time.Duration // how far ahead requests are handed over
 	query    workload.Segment
 	warmed   int // sessions sent in warmup
 	next     int // global index of the next measured request
@@ -216,6 +217,7 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 		sessions: make([]*session, n),
 		schedule: schedule,
 		duration: seconds(o.Duration),
+		ahead:    env.Ahead(),
 		pending:  map[string]pendingRound{},
 	}
 	for i := range w.sessions {
@@ -238,6 +240,9 @@ func seconds(s float64) time.Duration {
 // seed. Each due time is computed from k, never from the previous send, so
 // neither rounding nor a late Step accumulates.
 func (w *multiRoundChat) due(k int) time.Duration { return w.schedule.Due(k) }
+
+// RequestedRate is --mrc-qps: the schedule's rate.
+func (w *multiRoundChat) RequestedRate() float64 { return w.o.QPS }
 
 func (w *multiRoundChat) Resolved() map[string]any {
 	return map[string]any{"num-concurrent-users": len(w.sessions)}
@@ -361,11 +366,15 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 }
 
 // measureStep sends every request that is due, in round-robin session
-// order, each stamped with its due time (k/qps with constant arrivals). A session whose previous
-// request is unanswered holds the queue (no skipping to the next session):
-// the step then waits for an answer, and the requests that fell behind go
-// out back to back once it arrives. Nothing is sent once the duration has
-// passed; the host then awaits what is in flight.
+// order, each stamped with its due time (k/qps with constant arrivals). A
+// session whose previous request is unanswered holds the queue (no
+// skipping to the next session): the step then waits for an answer, and
+// the requests that fell behind go out back to back once it arrives.
+// Nothing is sent once the duration has passed; the host then awaits what
+// is in flight. On a host with look-ahead the requests due within the
+// window go over ahead too, as far as their sessions are ready (a
+// session's next turn needs its last answer), and the host sends each when
+// due.
 func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput {
 	var reqs []workload.Request
 	for {
@@ -373,13 +382,23 @@ func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput 
 			return workload.Send(reqs...).Done()
 		}
 		due := w.due(w.next)
-		if due > in.Offset {
+		if due >= w.duration {
 			// The phase lasts the duration even when the next request is
 			// due after it.
-			return workload.Send(reqs...).WakeAt(min(due, w.duration))
+			return workload.Send(reqs...).WakeAt(w.duration)
+		}
+		if due > in.Offset+w.ahead {
+			return workload.Send(reqs...).WakeAt(min(workload.AheadWake(w.ahead, due, in.Offset), w.duration))
+		}
+		if w.ahead > 0 && len(reqs) == workload.AheadBatch {
+			return workload.Send(reqs...).WakeAt(in.Offset)
 		}
 		s := w.session(w.next % len(w.sessions))
 		if s.inFlight {
+			if due > in.Offset {
+				// Not due yet: its session may answer in time.
+				return workload.Send(reqs...).WaitForFinishOr(min(due, w.duration))
+			}
 			return workload.Send(reqs...).WaitForFinishOr(w.duration)
 		}
 		id := "s" + strconv.Itoa(s.id) + "_r" + strconv.Itoa(w.next)

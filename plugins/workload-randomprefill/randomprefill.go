@@ -81,11 +81,12 @@ type randomPrefill struct {
 	body     string
 	schedule *arrival.Schedule // nil: no rate, all at once
 	exact    *exactPrompts     // lengths in the engine's tokens; nil: in words, as the original
+	ahead    time.Duration     // how far ahead paced prompts are handed over
 	next     int               // prompts sent
 }
 
 func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
-	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10)}
+	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10), ahead: env.Ahead()}
 	if env.Tokenizer != nil {
 		e, err := buildExact(o, env)
 		if err != nil {
@@ -107,6 +108,9 @@ func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
 }
 
 func (w *randomPrefill) PlannedRequests() int { return w.o.NumRequests }
+
+// RequestedRate is --rp-rate (0, all at once, sets no rate).
+func (w *randomPrefill) RequestedRate() float64 { return w.o.Rate }
 
 func (w *randomPrefill) Banner() []workload.Field {
 	b := []workload.Field{
@@ -146,15 +150,20 @@ func (w *randomPrefill) dispatch() workload.StepOutput {
 	return workload.Send(reqs...).Done()
 }
 
-// paced sends every prompt due by now, each stamped with its due time, and
-// sleeps until the next is due.
+// paced hands over every prompt due by now and, on a host with
+// look-ahead, those due within the look-ahead window (the host sends each
+// when due), each stamped with its due time; then it sleeps until the
+// window needs refilling (or the next is due).
 func (w *randomPrefill) paced(now time.Duration) workload.StepOutput {
 	var reqs []workload.Request
-	for ; w.next < w.o.NumRequests && w.schedule.Due(w.next) <= now; w.next++ {
+	for ; w.next < w.o.NumRequests && w.schedule.Due(w.next) <= now+w.ahead; w.next++ {
+		if w.ahead > 0 && len(reqs) == workload.AheadBatch {
+			return workload.Send(reqs...).WakeAt(now)
+		}
 		reqs = append(reqs, w.request(w.next).At(w.schedule.Due(w.next)))
 	}
 	if w.next < w.o.NumRequests {
-		return workload.Send(reqs...).WakeAt(w.schedule.Due(w.next))
+		return workload.Send(reqs...).WakeAt(workload.AheadWake(w.ahead, w.schedule.Due(w.next), now))
 	}
 	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
 	return workload.Send(reqs...).Done()

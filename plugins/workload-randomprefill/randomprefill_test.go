@@ -314,6 +314,45 @@ func TestPacedRate(t *testing.T) {
 	}
 }
 
+// On a host with look-ahead the prompts are handed over up to a second
+// ahead, a few hundred a Step, and the host sends each when due; an older
+// host gets each only once it is due, one Step per due time. Both send
+// every prompt exactly at its due time.
+func TestPacedLookAhead(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	for _, tc := range []struct {
+		name     string
+		caps     []string // nil: every capability
+		maxSteps int
+		minSteps int
+	}{
+		{name: "look-ahead", maxSteps: 2*n/workload.AheadBatch + int(time.Second/workload.AheadRefill) + 2},
+		{name: "protocol minor 0", caps: []string{}, minSteps: n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := map[string]any{"request-length": 20, "num-requests": n, "rate": 1000.0}
+			tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, HostCapabilities: tc.caps})
+			m := tr.Measured()
+			if len(m) != n {
+				t.Fatalf("sent %d requests, want %d", len(m), n)
+			}
+			for k, s := range m {
+				if due := time.Duration(k) * time.Millisecond; s.Scheduled != due || s.Offset != due {
+					t.Fatalf("%s: sent at %v, scheduled %v; want both %v", s.ID, s.Offset, s.Scheduled, due)
+				}
+			}
+			if tc.maxSteps > 0 && tr.Steps > tc.maxSteps {
+				t.Errorf("%d Steps, want at most %d", tr.Steps, tc.maxSteps)
+			}
+			if tr.Steps < tc.minSteps {
+				t.Errorf("%d Steps, want at least %d", tr.Steps, tc.minSteps)
+			}
+		})
+	}
+}
+
 // An arrival process needs a rate; a rate needs a sensible burstiness.
 func TestRateOptionErrors(t *testing.T) {
 	t.Parallel()
@@ -330,5 +369,30 @@ func TestRateOptionErrors(t *testing.T) {
 		if !errors.As(err, &ce) || len(ce.Fields()) == 0 || ce.Fields()[0].Option != tc.want {
 			t.Errorf("%v: got %v, want an error naming %q", tc.opts, err, tc.want)
 		}
+	}
+}
+
+// The rate is declared to the host, for the summary's achieved-vs-
+// requested figures; an older host is told none.
+func TestRequestedRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		rate float64
+		caps []string
+		want float64
+	}{
+		{name: "paced", rate: 250, want: 250},
+		{name: "all at once", rate: 0, want: 0},
+		{name: "older host", rate: 250, caps: []string{}, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := map[string]any{"request-length": 20, "num-requests": 3, "rate": tc.rate}
+			tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, HostCapabilities: tc.caps})
+			if tr.RequestedRate != tc.want {
+				t.Errorf("RequestedRate = %v, want %v", tr.RequestedRate, tc.want)
+			}
+		})
 	}
 }

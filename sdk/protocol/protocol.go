@@ -30,7 +30,9 @@ const (
 	// one finishes, with no round trip to the plugin in between; and
 	// Next.InFlightBelow (NextWaitForInFlightBelow) asks for the next Step
 	// only once the requests handed over run low, so one Step refills
-	// several. (minor 1)
+	// several. An open-loop workload hands over requests before they are
+	// due: the host holds a request whose Scheduled offset is still ahead
+	// and sends it when due, with no Step in between. (minor 1)
 	LookAhead = "look-ahead"
 	// ExpectedReuse: a request may declare the prompt tokens it expects
 	// the engine to find cached (Request.ExpectedCachedTokens) and the
@@ -43,6 +45,9 @@ const (
 	// is set: over gRPC, queries travel on the Tokenize stream the host
 	// opens. (minor 2)
 	Tokenizer = "tokenizer"
+	// RequestedRate: the workload says in Configured.RequestedRate what
+	// rate its schedule asks for. (minor 2)
+	RequestedRate = "requested-rate"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -57,10 +62,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -234,6 +239,10 @@ type Configured struct {
 	Title    string // banner title, usually the workload name
 	// PlannedRequests is the known number of measured requests (0 = unknown).
 	PlannedRequests int64
+	// RequestedRate is the measured requests per second the workload's
+	// schedule asks for, 0 when it sets none (the RequestedRate
+	// capability): the summary sets the achieved rate against it.
+	RequestedRate float64
 	// Errors are rejected options; when set nothing else counts.
 	Errors []FieldError
 }
@@ -292,8 +301,9 @@ type Request struct {
 	Completion bool
 	MaxTokens  int
 	Tags       map[string]string
-	// Scheduled is when the request was due, as an offset in its phase;
-	// unset (HasScheduled false), the offset at which its Step was due.
+	// Scheduled is when the request is due, as an offset in its phase;
+	// unset (HasScheduled false), the offset at which its Step was due. A
+	// host with LookAhead holds a request due later than now until then.
 	Scheduled    time.Duration
 	HasScheduled bool
 	// Tools the model may call (chat only).

@@ -12,6 +12,7 @@
 package runloop
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -96,7 +97,18 @@ type Transport[M any] interface {
 	Abandon()
 }
 
-// Observer receives the loop's events, all from the loop's goroutine.
+// Sleeper is an optional Transport method for a transport on a clock that
+// moves by itself (the real one): SleepUntil returns true at t, or false
+// once ctx is done first. With it the loop sends requests handed over
+// ahead while a Step is in flight, so sending never waits for the plugin;
+// a virtual clock does not move during a Step, so it needs none.
+type Sleeper interface {
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+// Observer receives the loop's events, one at a time: from the loop's
+// goroutine, except Sent for a request handed over ahead that falls due
+// while a Step is in flight (the loop is then waiting for the Step).
 type Observer[M any] interface {
 	// PhaseStarted is called as a phase begins.
 	PhaseStarted(phase protocol.Phase, start time.Time)
@@ -133,6 +145,10 @@ type Config[M any] struct {
 	// OnDrain is called when the loop starts waiting out in-flight
 	// requests after an interruption or error, and when it abandons them.
 	OnDrain func(inFlight int, abandoned bool)
+	// MaxConcurrency caps the requests of a phase in flight (0: no cap):
+	// a request due while the cap is reached waits for a slot, in order,
+	// and the wait shows in its dispatch lag (send - due).
+	MaxConcurrency int
 }
 
 // Outcome of a run.
@@ -144,8 +160,10 @@ type Result struct {
 	WarmupSteps, MeasureSteps int
 	// WarmupElapsed and MeasureElapsed are the phases' durations.
 	WarmupElapsed, MeasureElapsed time.Duration
-	// Unsent counts requests held for a slot (Request.MaxInFlight) that
-	// were never sent because the run stopped (an error, Ctrl-C) first.
+	// Unsent counts requests held for a slot (Request.MaxInFlight,
+	// Config.MaxConcurrency) or for their due time (a future
+	// Request.Scheduled) that were never sent because the run stopped (an
+	// error, Ctrl-C) first.
 	Unsent int
 }
 
@@ -196,13 +214,43 @@ type loop[M any] struct {
 	seq         int64
 	interrupted bool
 	held        []held // requests waiting for a slot (Request.MaxInFlight)
-	unsent      int    // held requests the run stopped before sending
+	timed       timed  // requests handed over before they are due
+	timedSeq    int64
+	unsent      int // held requests the run stopped before sending
 }
 
-// held is a request waiting until fewer than limit are in flight.
+// held is a request waiting until fewer than limit are in flight (0: no
+// limit).
 type held struct {
 	out   *Outgoing
 	limit int
+}
+
+// timed holds requests until they are due: a min-heap on the due time,
+// in the order handed over among equal times. One timer (the transport's
+// Wait deadline) serves them all.
+type timed []timedReq
+
+type timedReq struct {
+	held
+	seq int64
+}
+
+func (h timed) Len() int { return len(h) }
+func (h timed) Less(i, j int) bool {
+	if !h[i].out.Due.Equal(h[j].out.Due) {
+		return h[i].out.Due.Before(h[j].out.Due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timed) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timed) Push(x any)   { *h = append(*h, x.(timedReq)) }
+func (h *timed) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = timedReq{}
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (l *loop[M]) known(id string) (string, bool) {
@@ -233,6 +281,9 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 		drainAt     time.Time
 		abandoned   bool
 	)
+	// waiting counts what was handed over and has not gone out yet.
+	waiting := func() int { return len(l.held) + len(l.timed) }
+	stopping := func() bool { return stepErr != nil || l.interrupted }
 	// stop ends the stepping and keeps the first error; after an error or
 	// an interruption the wait for what is in flight is bounded.
 	stop := func(err error) {
@@ -295,7 +346,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			undelivered = append(undelivered, r)
 			bytes += size
 		}
-		if len(fs) > 0 && onFinish && (below == 0 || outstanding+len(l.held) < below) {
+		if len(fs) > 0 && onFinish && (below == 0 || outstanding+waiting() < below) {
 			nextStep, onFinish, below = offset(), false, 0
 			dueAt = nextStep
 		}
@@ -303,6 +354,9 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 
 	for {
 		record(t.Poll())
+		if !stopping() {
+			outstanding += l.releaseDue(outstanding)
+		}
 		if !done && nextStep <= offset() {
 			if ctx.Err() != nil {
 				l.interrupted = true
@@ -323,10 +377,12 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 					continue
 				}
 			}
-			req.InFlight = outstanding + len(l.held)
+			req.InFlight = outstanding + waiting()
 			undelivered, bytes = nil, 0
 			steps++
+			sentDuring := l.sendDuringStep()
 			resp, err := cfg.Workload.Step(ctx, req)
+			outstanding += sentDuring()
 			if err != nil {
 				if ctx.Err() != nil {
 					l.interrupted = true
@@ -362,7 +418,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 				nextStep, onFinish = never, true
 			case protocol.NextWaitForInFlightBelow:
 				nextStep, onFinish, below = never, true, max(resp.Next.InFlightBelow, 1)
-				if outstanding+len(l.held) < below {
+				if outstanding+waiting() < below {
 					// Already below: at once, or a 1 ms tick when this Step
 					// did nothing (polling).
 					nextStep, onFinish, below = now, false, 0
@@ -380,11 +436,12 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			dueAt = nextStep
 			continue
 		}
-		if done && outstanding == 0 {
+		if done && outstanding == 0 && (len(l.timed) == 0 || stopping()) {
 			// Held requests left now were stopped by an error or Ctrl-C
-			// before a slot freed: never sent, so never measured.
-			l.unsent += len(l.held)
-			l.held = l.held[:0]
+			// before a slot freed or they were due: never sent, so never
+			// measured.
+			l.unsent += waiting()
+			l.held, l.timed = l.held[:0], l.timed[:0]
 			flush()
 			end = t.Now()
 			if cfg.Observer != nil {
@@ -392,7 +449,7 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			}
 			return start, end, steps, stepErr
 		}
-		if !done && nextStep == never && outstanding == 0 && len(undelivered) == 0 {
+		if !done && nextStep == never && outstanding == 0 && len(undelivered) == 0 && len(l.timed) == 0 {
 			stop(fmt.Errorf("%s phase: workload %s: %w", ph, cfg.Plugin, ErrStalled))
 			continue
 		}
@@ -402,6 +459,11 @@ func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time
 			until = start.Add(nextStep)
 			if nextStep == never {
 				until = time.Time{}
+			}
+		}
+		if len(l.timed) > 0 && !stopping() {
+			if due := l.timed[0].out.Due; until.IsZero() || due.Before(until) {
+				until = due
 			}
 		}
 		if !drainAt.IsZero() && !abandoned && (until.IsZero() || drainAt.Before(until)) {
@@ -471,8 +533,15 @@ func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration
 		if r.HasScheduled {
 			out.Due = start.Add(r.Scheduled)
 		}
-		if r.MaxInFlight > 0 && (len(l.held) > 0 || outstanding+sent >= r.MaxInFlight) {
-			l.held = append(l.held, held{out: out, limit: r.MaxInFlight})
+		h := held{out: out, limit: l.limit(r.MaxInFlight)}
+		if r.HasScheduled && out.Due.After(l.cfg.Transport.Now()) {
+			// Handed over ahead: it goes out when due, with no Step in
+			// between.
+			l.timedSeq++
+			heap.Push(&l.timed, timedReq{held: h, seq: l.timedSeq})
+			continue
+		}
+		if l.hold(h, outstanding+sent) {
 			continue
 		}
 		l.send(out)
@@ -482,6 +551,79 @@ func (l *loop[M]) dispatch(ph protocol.Phase, start time.Time, due time.Duration
 		delete(l.content, id)
 	}
 	return sent, nil
+}
+
+// sendDuringStep sends, on a second goroutine, the requests handed over
+// ahead that fall due before the returned function is called (once the
+// Step is back); it returns how many were sent. It stops at one that
+// waits for a slot: what frees it is a finish, which the loop handles.
+// Without a Sleeper transport it does nothing.
+func (l *loop[M]) sendDuringStep() func() int {
+	sl, ok := l.cfg.Transport.(Sleeper)
+	if !ok || len(l.timed) == 0 || l.timed[0].limit > 0 {
+		return func() int { return 0 }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { done <- n }()
+		for len(l.timed) > 0 && l.timed[0].limit <= 0 {
+			due := l.timed[0].out.Due
+			if !sl.SleepUntil(ctx, due) {
+				return
+			}
+			l.send(heap.Pop(&l.timed).(timedReq).out)
+			n++
+		}
+	}()
+	return func() int {
+		cancel()
+		return <-done
+	}
+}
+
+// limit is the in-flight limit of a request with MaxInFlight m: the
+// tighter of m and the run's MaxConcurrency (0: none).
+func (l *loop[M]) limit(m int) int {
+	c := l.cfg.MaxConcurrency
+	switch {
+	case m <= 0:
+		return max(c, 0)
+	case c > 0:
+		return min(m, c)
+	}
+	return m
+}
+
+// hold queues h for a slot when it must wait: its limit is reached, or
+// requests before it are already waiting (order is kept). A request with
+// no limit never waits.
+func (l *loop[M]) hold(h held, inFlight int) bool {
+	if h.limit > 0 && (len(l.held) > 0 || inFlight >= h.limit) {
+		l.held = append(l.held, h)
+		return true
+	}
+	return false
+}
+
+// releaseDue sends the requests handed over ahead that are due by now (or
+// queues them for a slot); it returns how many were sent.
+func (l *loop[M]) releaseDue(outstanding int) int {
+	if len(l.timed) == 0 {
+		return 0
+	}
+	now := l.cfg.Transport.Now()
+	n := 0
+	for len(l.timed) > 0 && !l.timed[0].out.Due.After(now) {
+		h := heap.Pop(&l.timed).(timedReq).held
+		if l.hold(h, outstanding+n) {
+			continue
+		}
+		l.send(h.out)
+		n++
+	}
+	return n
 }
 
 func (l *loop[M]) send(out *Outgoing) {

@@ -561,15 +561,16 @@ func TestDueTimes(t *testing.T) {
 		start := h.obs.starts[s.req.Phase]
 		got[id] = sent{At: s.at, Due: s.req.Due.Sub(start), Explicit: s.req.Explicit}
 	}
-	// Warmup takes 10 ms (w), so the measured phase starts at 10 ms.
+	// w is handed over ahead and goes out when due, at 3 ms; it takes
+	// 10 ms, so the measured phase starts at 13 ms.
 	want := map[string]sent{
-		"w": {At: 0, Due: 3 * ms, Explicit: true},
-		"a": {At: 10 * ms, Due: 0},
-		"b": {At: 15 * ms, Due: 5 * ms},
-		"c": {At: 15 * ms, Due: 2 * ms, Explicit: true},
-		"d": {At: 15 * ms, Due: 9 * ms, Explicit: true},
-		"e": {At: 20 * ms, Due: 10 * ms}, // woken by a's finish
-		"f": {At: 20 * ms, Due: 10 * ms}, // 7 ms had passed when e asked for it: due then, at once
+		"w": {At: 3 * ms, Due: 3 * ms, Explicit: true},
+		"a": {At: 13 * ms, Due: 0},
+		"b": {At: 18 * ms, Due: 5 * ms},
+		"c": {At: 18 * ms, Due: 2 * ms, Explicit: true}, // late already: at once
+		"d": {At: 22 * ms, Due: 9 * ms, Explicit: true}, // ahead: held until due
+		"e": {At: 23 * ms, Due: 10 * ms},                // woken by a's finish
+		"f": {At: 23 * ms, Due: 10 * ms},                // 7 ms had passed when e asked for it: due then, at once
 	}
 	if d := gocmp.Diff(want, got); d != "" {
 		t.Errorf("sent requests (-want +got):\n%s", d)
@@ -1238,6 +1239,94 @@ func TestMaxInFlight(t *testing.T) {
 				t.Fatalf("Run = %v", err)
 			case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
 				t.Fatalf("Run = %v, want %q", err, tc.wantErr)
+			}
+			if res.Interrupted != (tc.cancelAt > 0) {
+				t.Errorf("Interrupted = %v", res.Interrupted)
+			}
+			got := map[string]sent{}
+			for id, s := range h.v.sentTo() {
+				got[id] = sent{At: s.at, Due: s.req.Due.Sub(h.obs.starts[protocol.Measure])}
+			}
+			if d := gocmp.Diff(tc.want, got); d != "" {
+				t.Errorf("sent (-want +got):\n%s", d)
+			}
+			if d := gocmp.Diff(tc.wantLog, h.wl.log[protocol.Measure]); d != "" {
+				t.Errorf("measure phase calls (-want +got):\n%s", d)
+			}
+			if res.Unsent != tc.wantUnsent {
+				t.Errorf("Unsent = %d, want %d", res.Unsent, tc.wantUnsent)
+			}
+			if len(h.obs.finished) != len(h.v.sent) {
+				t.Errorf("%d finished of %d sent", len(h.obs.finished), len(h.v.sent))
+			}
+		})
+	}
+}
+
+// A request handed over before it is due is held and sent exactly when
+// due, with no Step in between; it counts as in flight for the workload,
+// the phase waits for it, and a run that stops first never sends it.
+// Config.MaxConcurrency caps every request of a phase; one due while the
+// cap is reached waits for a slot, and keeps its due time (dispatch lag).
+func TestLookAheadAndMaxConcurrency(t *testing.T) {
+	t.Parallel()
+	type sent struct {
+		At, Due time.Duration
+	}
+	tests := []struct {
+		name       string
+		maxConc    int
+		measure    []protocol.StepResponse
+		latency    map[string]time.Duration
+		cancelAt   time.Duration // 0: none
+		want       map[string]sent
+		wantLog    []string
+		wantUnsent int
+	}{
+		{name: "each sent when due, in due order",
+			measure: []protocol.StepResponse{send(done, due(chat("a"), 10*ms), due(chat("b"), 30*ms), due(chat("c"), 20*ms), due(chat("d"), 20*ms))},
+			want:    map[string]sent{"a": {10 * ms, 10 * ms}, "b": {30 * ms, 30 * ms}, "c": {20 * ms, 20 * ms}, "d": {20 * ms, 20 * ms}},
+			wantLog: []string{"step @0s in=0 []", "told [a c d b]"}},
+		{name: "counted in flight until they finish",
+			measure: []protocol.StepResponse{send(wakeAt(5*ms), due(chat("a"), 10*ms), due(chat("b"), 20*ms)), send(waitForFinish)},
+			want:    map[string]sent{"a": {10 * ms, 10 * ms}, "b": {20 * ms, 20 * ms}},
+			wantLog: []string{"step @0s in=0 []", "step @5ms in=2 []", "step @20ms in=1 [a]", "told [b]"}},
+		{name: "Ctrl-C: what is not due yet is never sent",
+			measure:  []protocol.StepResponse{send(done, due(chat("a"), 0), due(chat("b"), 10*ms), due(chat("c"), 20*ms))},
+			cancelAt: 5 * ms,
+			want:     map[string]sent{"a": {0, 0}}, wantLog: []string{"step @0s in=0 []"}, wantUnsent: 2},
+		{name: "max concurrency: a request due while the cap is reached waits, late",
+			maxConc: 2,
+			measure: []protocol.StepResponse{send(done, due(chat("a"), 0), due(chat("b"), 0), due(chat("c"), ms), due(chat("d"), 2*ms))},
+			latency: map[string]time.Duration{"a": 5 * ms, "b": 7 * ms},
+			want:    map[string]sent{"a": {0, 0}, "b": {0, 0}, "c": {5 * ms, ms}, "d": {7 * ms, 2 * ms}},
+			wantLog: []string{"step @0s in=0 []", "told [a b c d]"}},
+		{name: "max concurrency: due later than the slot frees",
+			maxConc: 1,
+			measure: []protocol.StepResponse{send(done, due(chat("a"), 0), due(chat("b"), 20*ms), due(chat("c"), 25*ms))},
+			latency: map[string]time.Duration{"a": 30 * ms},
+			want:    map[string]sent{"a": {0, 0}, "b": {30 * ms, 20 * ms}, "c": {40 * ms, 25 * ms}},
+			wantLog: []string{"step @0s in=0 []", "told [a b c]"}},
+		{name: "max concurrency tightens MaxInFlight and caps plain requests",
+			maxConc: 1,
+			measure: []protocol.StepResponse{send(done, limit(chat("a"), 5), limit(chat("b"), 5), chat("c"))},
+			want:    map[string]sent{"a": {0, 0}, "b": {10 * ms, 10 * ms}, "c": {20 * ms, 20 * ms}},
+			wantLog: []string{"step @0s in=0 []", "told [a b c]"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h := newHarness(t, script(nil, tc.measure))
+			h.cfg.MaxConcurrency = tc.maxConc
+			h.latencies(tc.latency)
+			if tc.cancelAt > 0 {
+				h.v.at(tc.cancelAt, cancel)
+			}
+			res, err := h.run(ctx)
+			if err != nil {
+				t.Fatalf("Run = %v", err)
 			}
 			if res.Interrupted != (tc.cancelAt > 0) {
 				t.Errorf("Interrupted = %v", res.Interrupted)

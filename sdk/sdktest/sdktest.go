@@ -123,9 +123,11 @@ type Transcript struct {
 	Banner   []workload.Field
 	Resolved map[string]any
 	Planned  int
-	Requests []Sent            // in send order, both phases
-	Results  []workload.Result // as delivered to the workload, in order
-	Steps    int
+	// RequestedRate is what the workload declared (Configured.RequestedRate).
+	RequestedRate float64
+	Requests      []Sent            // in send order, both phases
+	Results       []workload.Result // as delivered to the workload, in order
+	Steps         int
 	// Elapsed is the virtual duration of each phase.
 	WarmupElapsed, MeasureElapsed time.Duration
 }
@@ -279,7 +281,7 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if len(cr.Errors) > 0 {
 		return nil, &ConfigError{Errors: cr.Errors}
 	}
-	tr := &Transcript{Title: cr.Title, Banner: cr.Banner, Resolved: map[string]any{}, Planned: int(cr.PlannedRequests)}
+	tr := &Transcript{Title: cr.Title, Banner: cr.Banner, Resolved: map[string]any{}, Planned: int(cr.PlannedRequests), RequestedRate: cr.RequestedRate}
 	for k, v := range cr.Resolved {
 		tr.Resolved[k] = v
 	}

@@ -165,7 +165,7 @@ func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig 
 
 func toConfigured(c protocol.Configured) *workloadv1.ConfigureResponse {
 	out := &workloadv1.ConfigureResponse{Resolved: toValues(c.Resolved), Errors: toFieldErrors(c.Errors),
-		PlannedRequests: c.PlannedRequests, Title: c.Title}
+		PlannedRequests: c.PlannedRequests, Title: c.Title, RequestedRate: c.RequestedRate}
 	for _, f := range c.Banner {
 		out.Banner = append(out.Banner, &pluginv1.Field{Label: f.Label, Value: f.Value})
 	}
@@ -174,7 +174,7 @@ func toConfigured(c protocol.Configured) *workloadv1.ConfigureResponse {
 
 func fromConfigured(r *workloadv1.ConfigureResponse) protocol.Configured {
 	out := protocol.Configured{Resolved: fromValues(r.GetResolved()), Errors: fromFieldErrors(r.GetErrors()),
-		PlannedRequests: r.GetPlannedRequests(), Title: r.GetTitle()}
+		PlannedRequests: r.GetPlannedRequests(), Title: r.GetTitle(), RequestedRate: r.GetRequestedRate()}
 	for _, f := range r.GetBanner() {
 		out.Banner = append(out.Banner, protocol.Field{Label: f.GetLabel(), Value: f.GetValue()})
 	}

@@ -88,6 +88,9 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	if p, ok := wl.(Planner); ok {
 		out.PlannedRequests = int64(p.PlannedRequests())
 	}
+	if r, ok := wl.(Rater); ok && protocol.Negotiate(protocol.WorkloadCapabilities, host.Capabilities).Has(protocol.RequestedRate) {
+		out.RequestedRate = r.RequestedRate()
+	}
 	return out, nil
 }
 

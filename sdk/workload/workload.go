@@ -140,8 +140,10 @@ func (r Request) WithExpectedReuse(tokens int, tier string) Request {
 // so the summary can set it beside what the engine reports.
 func (r Request) WithPromptTokens(n int) Request { r.PromptTokens = n; return r }
 
-// At records when the request was due (its scheduled offset in the phase),
-// so dispatch lag (sent - scheduled) can be measured.
+// At records when the request is due (its scheduled offset in the phase),
+// so dispatch lag (sent - scheduled) can be measured. A host with the
+// protocol.LookAhead capability holds a request handed over before it is
+// due and sends it then (see Env.Ahead); an older one sends it at once.
 func (r Request) At(d time.Duration) Request { r.Scheduled, r.HasScheduled = d, true; return r }
 
 // StepInput is what the host tells Step.
@@ -260,6 +262,10 @@ type (
 	Resolver interface{ Resolved() map[string]any }
 	// Planner returns how many measured requests will be sent (0 = unknown).
 	Planner interface{ PlannedRequests() int }
+	// Rater returns the measured requests per second an open-loop
+	// workload's schedule asks for (0 = none): the summary sets the
+	// achieved rate against it.
+	Rater interface{ RequestedRate() float64 }
 )
 
 // Definition describes a workload plugin. O is its options struct; the

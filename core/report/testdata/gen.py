@@ -158,6 +158,38 @@ def kind(kind, label, connection, count, example, request):
 NOT_FOUND = 'HTTP 404: {"object":"error","message":"The model `x` does not exist.","code":404}'
 
 
+def load(ps, requested=None, send=None, fraction=None, completion=None, below=None, warning=None,
+         slip=None, slip_max=None):
+    s = slip if slip is not None else dist(ps)
+    s = dict(s, max=slip_max)
+    return {
+        "requested_rate": requested,
+        "achieved_send_rate": send,
+        "achieved_fraction": fraction,
+        "completion_rate": completion,
+        "below_requested": below,
+        "warning": warning,
+        "schedule_slip_ms": s,
+    }
+
+
+def goodput(slo=None, good=None, rate=None, attainment=(None, None, None, None, None)):
+    slo = slo or {}
+    return {
+        "slo_ms": {k: slo.get(k) for k in ("ttft", "tpot", "itl", "e2e")},
+        "good_requests": good,
+        "goodput_rps": rate,
+        "attainment": dict(zip(("ttft", "tpot", "itl", "e2e", "all"), attainment)),
+    }
+
+
+LOAD = load(PS, 4.0, 3.5, 0.875, 2 / 1.23, True,
+            "requests went out at 3.50 req/s, 87.5% of the 4 req/s requested: the client or the engine "
+            "could not keep up (see the schedule slip)",
+            dist(PS, 3, 0.5, 0.25, 0.5, [0.5, 0.9, 0.99, 0.999]), 1.0)
+GOODPUT = goodput({"ttft": 200.0, "tpot": 50.0}, 1, 1 / 1.23, (1.0 / 3, 2.0 / 3, None, None, 1.0 / 3))
+
+
 def write(name, obj):
     with open(os.path.join(HERE, name), "w", encoding="ascii", newline="") as f:
         f.write(json.dumps(obj, indent=2))
@@ -176,6 +208,8 @@ write("summary.json", {
             'Post "http://localhost:8000/v1/chat/completions": dial tcp 127.0.0.1:8000: connect: connection refused',
             "doc1_q0")]),
     },
+    "load": LOAD,
+    "goodput": GOODPUT,
 })
 
 write("summary_na.json", {
@@ -190,6 +224,8 @@ write("summary_na.json", {
         "warmup": failures(),
         "measure": failures(2, 2, [kind("http_404", "HTTP 404", False, 2, NOT_FOUND, "doc0_q0")]),
     },
+    "load": load(NA_PS),
+    "goodput": goodput(),
 })
 
 write("summary_escapes.json", {
@@ -210,4 +246,7 @@ write("summary_escapes.json", {
     "metrics": ZERO_METRICS,
     "cache": {"warmup": cache(), "measure": cache()},
     "failures": {"warmup": failures(), "measure": failures()},
+    # The zero stats.Final: rates of 0, nothing requested, no SLO.
+    "load": load([], 0.0, 0.0, None, 0.0, slip_max=0.0),
+    "goodput": goodput(rate=0.0, attainment=(0.0, 0.0, 0.0, 0.0, 0.0)),
 })

@@ -336,8 +336,11 @@ type ConfigureResponse struct {
 	// Known number of measured requests, or 0 when unknown (duration-bound).
 	PlannedRequests int64  `protobuf:"varint,4,opt,name=planned_requests,json=plannedRequests,proto3" json:"planned_requests,omitempty"`
 	Title           string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"` // banner title, usually the workload name
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Measured requests per second the workload's schedule asks for (an
+	// open loop), or 0 when it sets no rate; capability requested-rate.
+	RequestedRate float64 `protobuf:"fixed64,6,opt,name=requested_rate,json=requestedRate,proto3" json:"requested_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -403,6 +406,13 @@ func (x *ConfigureResponse) GetTitle() string {
 		return x.Title
 	}
 	return ""
+}
+
+func (x *ConfigureResponse) GetRequestedRate() float64 {
+	if x != nil {
+		return x.RequestedRate
+	}
+	return 0
 }
 
 type StepRequest struct {
@@ -1681,13 +1691,14 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x1aZ\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xec\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\x93\x03\n" +
 	"\x11ConfigureResponse\x12P\n" +
 	"\bresolved\x18\x01 \x03(\v24.lmbench.workload.v1.ConfigureResponse.ResolvedEntryR\bresolved\x120\n" +
 	"\x06banner\x18\x02 \x03(\v2\x18.lmbench.plugin.v1.FieldR\x06banner\x125\n" +
 	"\x06errors\x18\x03 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x12)\n" +
 	"\x10planned_requests\x18\x04 \x01(\x03R\x0fplannedRequests\x12\x14\n" +
-	"\x05title\x18\x05 \x01(\tR\x05title\x1a[\n" +
+	"\x05title\x18\x05 \x01(\tR\x05title\x12%\n" +
+	"\x0erequested_rate\x18\x06 \x01(\x01R\rrequestedRate\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
 	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xb2\x01\n" +

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// arrivalEngine is an OpenAI-compatible server that records when each
+// request arrived and how many were in flight at most, and answers with
+// one token after delay(prompt index).
+type arrivalEngine struct {
+	mu          sync.Mutex
+	arrivals    []time.Time
+	inFlight    int
+	maxInFlight int
+	delay       func(index int) time.Duration
+	srv         *httptest.Server
+}
+
+func newArrivalEngine(t *testing.T, delay func(int) time.Duration) *arrivalEngine {
+	e := &arrivalEngine{delay: delay}
+	e.srv = httptest.NewServer(http.HandlerFunc(e.serve))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+func (e *arrivalEngine) serve(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	if r.URL.Path == "/v1/models" {
+		w.Write([]byte(`{"object":"list","data":[{"id":"arrival-model","object":"model"}]}`))
+		return
+	}
+	if !strings.HasSuffix(r.URL.Path, "/completions") {
+		http.NotFound(w, r) // no /tokenize, /metrics or /health here
+		return
+	}
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	e.mu.Lock()
+	e.arrivals = append(e.arrivals, now)
+	e.inFlight++
+	e.maxInFlight = max(e.maxInFlight, e.inFlight)
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.inFlight--
+		e.mu.Unlock()
+	}()
+	if e.delay != nil {
+		// random-prefill's prompt k starts "Request k: ".
+		idx, _ := strconv.Atoi(strings.TrimSuffix(strings.Fields(promptOf(body))[1], ":"))
+		time.Sleep(e.delay(idx))
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n")
+	fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":1}}\n\n")
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// seen returns how many requests arrived and the most in flight at once.
+func (e *arrivalEngine) seen() (arrived, maxInFlight int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.arrivals), e.maxInFlight
+}
+
+// gaps are the engine's inter-arrival rate ((n-1) over the span) and the
+// coefficient of variation of its gaps.
+func (e *arrivalEngine) gaps() (n int, rate, cv float64) {
+	e.mu.Lock()
+	ts := slices.Clone(e.arrivals)
+	e.mu.Unlock()
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	var g []float64
+	for i := 1; i < len(ts); i++ {
+		g = append(g, ts[i].Sub(ts[i-1]).Seconds())
+	}
+	var mean, ss float64
+	for _, x := range g {
+		mean += x
+	}
+	mean /= float64(len(g))
+	for _, x := range g {
+		ss += (x - mean) * (x - mean)
+	}
+	return len(ts), 1 / mean, math.Sqrt(ss/float64(len(g))) / mean
+}
+
+func readSummaryMap(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "bench_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The engine sees the requested rate and the arrival process's
+// burstiness: 800 prompts at 100 req/s (two thirds of the gaps of
+// 20 req/s for 60 s, in 8 s), with a fixed seed, so the schedule is the
+// same every run (its own gap CV: 1.012 Poisson, 1.362 gamma) and only
+// the client's timing could move the figures (at 100 req/s a stall of
+// the machine weighs a fifth of what it would at 500). Poisson gaps have a
+// coefficient of variation of 1, gamma gaps with burstiness 0.5 one of
+// √2. The summary sets the achieved rate against the requested one.
+// Not parallel, and its runs one after the other: it measures timing, which
+// the other tests' load on the machine would disturb.
+func TestArrivalProcessesReachTheEngine(t *testing.T) {
+	needBinaries(t)
+	const rate, n = 100.0, 800
+	for _, tc := range []struct {
+		arrival       string
+		burstiness    string
+		cvLow, cvHigh float64
+	}{
+		{arrival: "poisson", burstiness: "1", cvLow: 0.9, cvHigh: 1.1},
+		{arrival: "gamma", burstiness: "0.5", cvLow: math.Sqrt2 - 0.15, cvHigh: math.Sqrt2 + 0.15},
+	} {
+		t.Run(tc.arrival, func(t *testing.T) {
+			e := newArrivalEngine(t, nil)
+			out := t.TempDir()
+			res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
+				"--rp-rate", fmt.Sprint(rate), "--rp-arrival", tc.arrival, "--rp-burstiness", tc.burstiness,
+				"--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16", "--seed", "3",
+				"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1",
+				"--no-interactive", "-q", "--json", "--output-dir", out)
+			if res.code != 0 {
+				t.Fatalf("exit %d\n%s", res.code, res.stderr)
+			}
+			got, engineRate, cv := e.gaps()
+			if got != n {
+				t.Fatalf("the engine got %d requests, want %d", got, n)
+			}
+			if math.Abs(engineRate-rate)/rate > 0.03 {
+				t.Errorf("the engine saw %.2f req/s, want within 3%% of %v", engineRate, rate)
+			}
+			if cv < tc.cvLow || cv > tc.cvHigh {
+				t.Errorf("inter-arrival CV %.3f, want %.2f..%.2f", cv, tc.cvLow, tc.cvHigh)
+			}
+			t.Logf("%s: engine rate %.2f req/s, gap CV %.3f", tc.arrival, engineRate, cv)
+			load := readSummaryMap(t, out)["load"].(map[string]any)
+			if load["requested_rate"] != rate {
+				t.Errorf("requested_rate = %v, want %v", load["requested_rate"], rate)
+			}
+			if a, ok := load["achieved_send_rate"].(float64); !ok || math.Abs(a-rate)/rate > 0.03 {
+				t.Errorf("achieved_send_rate = %v, want within 3%% of %v", load["achieved_send_rate"], rate)
+			}
+			if load["below_requested"] != false || load["warning"] != nil {
+				t.Errorf("below_requested %v, warning %v: want false, none", load["below_requested"], load["warning"])
+			}
+			if slip := load["schedule_slip_ms"].(map[string]any); slip["count"] != float64(n) {
+				t.Errorf("schedule slip over %v requests, want %d", slip["count"], n)
+			}
+		})
+	}
+}
+
+// --max-concurrency caps what is in flight at the engine; requests due
+// meanwhile wait, so the achieved rate falls below the requested one and
+// the summary (and the log) say so. --slo judges every request: the
+// even prompts answer in 5 ms and the odd ones in 60 ms, so exactly half
+// meet a 30 ms TTFT limit and all meet a 5 s E2E one.
+func TestMaxConcurrencyAndGoodput(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newArrivalEngine(t, func(i int) time.Duration {
+		if i%2 == 0 {
+			return 5 * time.Millisecond
+		}
+		return 60 * time.Millisecond
+	})
+	out := t.TempDir()
+	const n = 40
+	res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
+		"--rp-rate", "200", "--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16",
+		"--max-concurrency", "2", "--slo", "ttft:30 e2e:5000",
+		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	if _, peak := e.seen(); peak != 2 {
+		t.Errorf("at most %d requests in flight at the engine, want 2 (the cap, reached)", peak)
+	}
+	s := readSummaryMap(t, out)
+	load := s["load"].(map[string]any)
+	// 2 slots, 32.5 ms a request on average: about 60 req/s of the 200.
+	if load["below_requested"] != true || load["warning"] == nil {
+		t.Errorf("below_requested %v, warning %v: want true and a warning", load["below_requested"], load["warning"])
+	}
+	if !strings.Contains(res.stderr, "of the 200 req/s requested") {
+		t.Errorf("no warning about the achieved rate in the log:\n%s", res.stderr)
+	}
+	if slip := load["schedule_slip_ms"].(map[string]any); slip["max"].(float64) < 50 {
+		t.Errorf("schedule slip max %v ms: the requests waiting for a slot should show", slip["max"])
+	}
+	g := s["goodput"].(map[string]any)
+	wantSLO := map[string]any{"ttft": 30.0, "tpot": nil, "itl": nil, "e2e": 5000.0}
+	if fmt.Sprint(g["slo_ms"]) != fmt.Sprint(wantSLO) {
+		t.Errorf("slo_ms = %v, want %v", g["slo_ms"], wantSLO)
+	}
+	att := g["attainment"].(map[string]any)
+	if g["good_requests"] != float64(n/2) || att["ttft"] != 0.5 || att["e2e"] != 1.0 || att["all"] != 0.5 ||
+		att["tpot"] != nil || att["itl"] != nil {
+		t.Errorf("good %v, attainment %v: want %d good, ttft 0.5, e2e 1, all 0.5, tpot and itl null", g["good_requests"], att, n/2)
+	}
+	elapsed := s["results"].(map[string]any)["elapsed_time"].(float64)
+	if rate := g["goodput_rps"].(float64); math.Abs(rate-float64(n/2)/elapsed) > 1e-9 {
+		t.Errorf("goodput %v req/s, want %d good / %v s", rate, n/2, elapsed)
+	}
+}
+
+// Without --slo the goodput figures are not defined; bad values of the
+// load options are refused before anything is sent.
+func TestLoadOptionErrors(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newArrivalEngine(t, nil)
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--slo", "ttft:0", `--slo: "ttft:0": the ttft limit must be a number of milliseconds above 0, got "0"`},
+		{"--slo", "latency:5", `--slo: "latency:5": want KEY:MILLISECONDS with KEY one of ttft, tpot, itl, e2e`},
+		{"--max-concurrency", "-3", "--max-concurrency: must be between 0 (no cap) and 1048576 requests, got -3"},
+	} {
+		res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
+			"--tokens-per-gb-kvcache", "1000", "--no-interactive", "-q", "--output-dir", t.TempDir(), tc.flag, tc.value)
+		if res.code == 0 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s %s: exit %d, stderr %q; want an error containing %q", tc.flag, tc.value, res.code, res.stderr, tc.want)
+		}
+	}
+	if n, _ := e.seen(); n != 0 {
+		t.Errorf("%d requests reached the engine; bad options must stop the run first", n)
+	}
+	out := t.TempDir()
+	res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "3",
+		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q", "--json", "--output-dir", out)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	s := readSummaryMap(t, out)
+	g, load := s["goodput"].(map[string]any), s["load"].(map[string]any)
+	if g["good_requests"] != nil || g["goodput_rps"] != nil || load["requested_rate"] != nil || load["below_requested"] != nil {
+		t.Errorf("without an SLO or a rate: goodput %v, load %v; want null figures", g, load)
+	}
+}
