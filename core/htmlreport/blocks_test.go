@@ -1,0 +1,122 @@
+package htmlreport
+
+import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lmbench/lmbench/core/analysis"
+	"github.com/lmbench/lmbench/core/enginemetrics"
+)
+
+// TestEnginePanels checks the engine panels of testdata/mrc-metrics
+// (multi-round-chat on the built-in engine, /metrics scraped every 100 ms,
+// an SLO) against its bench_metrics.jsonl and summary, read here on their
+// own: the gauges are every sample's, and the hit rates integrate to the
+// counters' growth over the run.
+func TestEnginePanels(t *testing.T) {
+	t.Parallel()
+	r := load(t, "mrc-metrics")
+	f, err := enginemetrics.ReadFile(filepath.Join("testdata", "mrc-metrics", enginemetrics.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Panel{}
+	for _, p := range RunPanels(r) {
+		byID[p.ID] = p
+	}
+	for _, id := range []string{"engine-requests", "engine-kv-usage", "engine-prefix-hit-rate"} {
+		p := byID[id]
+		if p.Empty != "" || p.Points() == 0 {
+			t.Fatalf("%s: empty (%q), want the samples drawn", id, p.Empty)
+		}
+		if len(p.Marks) != 2 || p.Marks[0].Label != "measured phase starts" || p.Marks[1].Label != "measured phase ends" || p.Marks[0].X >= p.Marks[1].X {
+			t.Errorf("%s: marks %v, want the measured phase's start and end", id, p.Marks)
+		}
+	}
+	ok := 0
+	var peakRunning, peakKV float64
+	for _, s := range f.Samples {
+		if s.OK() {
+			ok++
+			peakRunning = max(peakRunning, s.Snap.Values[enginemetrics.VLLMRunning])
+			peakKV = max(peakKV, s.Snap.Values[enginemetrics.VLLMKVUsage])
+		}
+	}
+	if ok < 10 {
+		t.Fatalf("testdata/mrc-metrics has %d samples; the test needs a run scraped through", ok)
+	}
+	q := byID["engine-requests"]
+	if len(q.Series) != 2 || len(q.Series[0].XY) != ok || !strings.HasPrefix(q.Series[0].Name, "running") {
+		t.Fatalf("requests panel: %d series, first %q with %d points; want running and waiting, one point per sample (%d)", len(q.Series), q.Series[0].Name, len(q.Series[0].XY), ok)
+	}
+	gotPeak := 0.0
+	for _, p := range q.Series[0].XY {
+		gotPeak = max(gotPeak, p.Y)
+	}
+	if gotPeak != peakRunning || peakRunning == 0 {
+		t.Errorf("running peaks at %v in the panel, %v in the samples (want equal, above 0)", gotPeak, peakRunning)
+	}
+	kvPeak := 0.0
+	for _, p := range byID["engine-kv-usage"].Series[0].XY {
+		kvPeak = max(kvPeak, p.Y)
+	}
+	if math.Abs(kvPeak-peakKV*100) > 1e-9 {
+		t.Errorf("KV usage peaks at %v%%, the samples at %v", kvPeak, peakKV)
+	}
+	// Σ rate × interval's queries = hits over the run.
+	first, last := f.Samples[0].Snap.Values, f.Samples[len(f.Samples)-1].Snap.Values
+	hr := byID["engine-prefix-hit-rate"].Series[0]
+	if hr.Name != "prefix cache" {
+		t.Fatalf("hit-rate series %q", hr.Name)
+	}
+	queriesAt := map[float64]float64{}
+	for _, s := range f.Samples {
+		queriesAt[(&view{t0: r.Start()}).sec(s.Time)] = s.Snap.Values[enginemetrics.VLLMPrefixQueries]
+	}
+	hits := 0.0
+	for i := 0; i+1 < len(hr.XY); i += 2 {
+		if math.IsNaN(hr.XY[i].Y) { // a break: an interval without a query
+			i--
+			continue
+		}
+		a, b := hr.XY[i], hr.XY[i+1]
+		if a.Y != b.Y || math.IsNaN(a.Y) {
+			t.Fatalf("hit-rate points %v %v are not one interval's pair", a, b)
+		}
+		hits += a.Y * (queriesAt[b.X] - queriesAt[a.X])
+	}
+	want := last[enginemetrics.VLLMPrefixHits] - first[enginemetrics.VLLMPrefixHits]
+	if want == 0 || math.Abs(hits-want) > 1e-6 {
+		t.Errorf("hit rates × queries sum to %v hits, the counter grew by %v (want equal, above 0)", hits, want)
+	}
+}
+
+// TestBlockTables: the tables of the summary's blocks show its figures,
+// and say why when the summary has none.
+func TestBlockTables(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := Write(&buf, []*analysis.Run{load(t, "mrc-metrics"), load(t, "mrc")}, Options{Compare: analysis.Options{Resamples: analysis.MinResamples}}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	// From testdata/mrc-metrics's summary (bench_journal.jsonl's last line).
+	for _, want := range []string{
+		"<h4>Engine metrics per phase</h4>", "<td>prefix-cache hit rate</td><td>0.0%</td>",
+		"<td>TTFT</td><td>engine</td><td>20</td>", "<td>TTFT</td><td>lmbench</td><td>20</td>",
+		"<h4>Cache ledger</h4>", "<td>agree</td><td>yes</td><td>yes</td>", `<p class="ok">Verdict: nothing flagged.</p>`,
+		"<td>warm-up</td><td>2</td><td>116</td><td>116</td><td>0</td><td>0</td>",
+		"<td>requested rate (req/s)</td><td>10</td>",
+		"<td>ttft</td><td>3</td><td>95.0%</td>", "<td>tpot</td><td>21</td><td>100.0%</td>",
+		"19 good requests, goodput 9.40 req/s",
+		// testdata/mrc predates the blocks.
+		"the summary has no cache_ledger block", "the summary has no goodput block", "the summary has no engine_metrics block",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
