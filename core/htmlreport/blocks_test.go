@@ -2,13 +2,16 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/enginemetrics"
+	"github.com/lmbench/lmbench/core/record"
 )
 
 // TestEnginePanels checks the engine panels of testdata/mrc-metrics
@@ -119,4 +122,71 @@ func TestBlockTables(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+}
+
+// TestEnginePanelsSayWhy: without the engine's samples each engine panel
+// says why: no engine_metrics block, an engine that exposed no /metrics,
+// a samples file that is not beside the journal.
+func TestEnginePanelsSayWhy(t *testing.T) {
+	t.Parallel()
+	r := load(t, "mrc-metrics")
+	var doc map[string]any
+	if err := json.Unmarshal(r.SummaryJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	em := doc["engine_metrics"].(map[string]any)
+	em["engine"], em["first_error"] = nil, "GET http://127.0.0.1:9/metrics: 404 Not Found"
+	noMetrics, _ := json.Marshal(doc)
+	delete(doc, "engine_metrics")
+	noBlock, _ := json.Marshal(doc)
+
+	// The journal alone, copied where bench_metrics.jsonl is not.
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "mrc-metrics", record.JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, record.JournalName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := analysis.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		run  *analysis.Run
+		want string
+	}{
+		{"no /metrics", withSummary(t, r, noMetrics), "the engine exposed no /metrics: GET http://127.0.0.1:9/metrics: 404 Not Found"},
+		{"no block", withSummary(t, r, noBlock), "the summary has no engine_metrics block"},
+		{"no file", moved, "bench_metrics.jsonl is not beside the journal"},
+	} {
+		n := 0
+		for _, p := range RunPanels(tc.run) {
+			if !strings.HasPrefix(p.ID, "engine-") {
+				continue
+			}
+			n++
+			if p.Points() != 0 || !strings.Contains(p.Empty, tc.want) {
+				t.Errorf("%s: %s has %d points, empty %q; want none and %q", tc.name, p.ID, p.Points(), p.Empty, tc.want)
+			}
+		}
+		if n != 3 {
+			t.Errorf("%s: %d engine panels, want 3", tc.name, n)
+		}
+	}
+}
+
+// withSummary is r with another summary.
+func withSummary(t *testing.T, r *analysis.Run, summary []byte) *analysis.Run {
+	t.Helper()
+	c := *r
+	c.SummaryJSON = summary
+	s, err := analysis.ParseSummary(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Summary = s
+	return &c
 }

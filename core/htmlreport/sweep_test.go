@@ -69,10 +69,10 @@ func TestSweepPanelsFromThePoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ttft := r.Summary.Metrics["tpot_ms"]
+		tpot := r.Summary.Metrics["tpot_ms"]
 		got := byID["sweep-tpot"].Series[1].XY[i] // p99
-		if got.X != dp.CompletionRate || got.Y != percentileOf(ttft, 99) || math.IsNaN(got.Y) {
-			t.Errorf("point %d: TPOT p99 at %v, want %v ms at %v req/s (the point's summary)", i+1, got, percentileOf(ttft, 99), dp.CompletionRate)
+		if got.X != dp.CompletionRate || got.Y != percentileOf(tpot, 99) || math.IsNaN(got.Y) {
+			t.Errorf("point %d: TPOT p99 at %v, want %v ms at %v req/s (the point's summary)", i+1, got, percentileOf(tpot, 99), dp.CompletionRate)
 		}
 		if g := byID["sweep-goodput"].Series[0].XY[i]; g.X != dp.RequestedRate || g.Y != dp.GoodputRPS {
 			t.Errorf("point %d: goodput at %v, want %v at %v", i+1, g, dp.GoodputRPS, dp.RequestedRate)
