@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -189,4 +190,51 @@ func withSummary(t *testing.T, r *analysis.Run, summary []byte) *analysis.Run {
 	}
 	c.Summary = s
 	return &c
+}
+
+// TestLedgerVerdictsHighlighted: testdata/ldqa-nocache-metrics (long-doc-qa
+// with the built-in engine's prefix cache off) has the ledger's verdicts;
+// the page lists each, as the summary words it, in the highlighted box,
+// and the table shows the requests that fell short.
+func TestLedgerVerdictsHighlighted(t *testing.T) {
+	t.Parallel()
+	r := load(t, "ldqa-nocache-metrics")
+	var doc struct {
+		Ledger struct {
+			Verdicts []string `json:"verdicts"`
+			Measure  struct {
+				Short    int `json:"short_requests"`
+				Requests int `json:"requests"`
+			} `json:"measure"`
+		} `json:"cache_ledger"`
+	}
+	if err := json.Unmarshal(r.SummaryJSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Ledger.Verdicts) == 0 || doc.Ledger.Measure.Short == 0 {
+		t.Fatalf("testdata/ldqa-nocache-metrics has no verdict or short request; the test needs them: %+v", doc.Ledger)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, []*analysis.Run{r}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	i := strings.Index(page, "<h4>Cache ledger</h4>")
+	j := strings.Index(page[max(i, 0):], `<ul class="verdicts">`)
+	if i < 0 || j < 0 {
+		t.Fatalf("no highlighted verdicts after the cache ledger's title")
+	}
+	box := page[i+j:]
+	box = box[:strings.Index(box, "</ul>")]
+	for _, v := range doc.Ledger.Verdicts {
+		if !strings.Contains(box, "<li><strong>Warning:</strong> "+xmlEscape(v)+"</li>") {
+			t.Errorf("the verdicts box lacks %q:\n%s", v, box)
+		}
+	}
+	if want := fmt.Sprintf("<td>requests short of their expected reuse</td><td>0</td><td>%d</td>", doc.Ledger.Measure.Short); !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	if strings.Contains(page, "Verdict: nothing flagged.") {
+		t.Errorf("the page says nothing was flagged")
+	}
 }

@@ -76,7 +76,7 @@ func panelsJSON(t *testing.T, ps []Panel) []byte {
 // TestRunPanelsGolden pins the data behind every chart of a run.
 func TestRunPanelsGolden(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"ldqa", "mrc", "mrc-metrics"} {
+	for _, name := range []string{"ldqa", "mrc", "mrc-metrics", "ldqa-nocache-metrics"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			golden(t, name+".panels.json", panelsJSON(t, RunPanels(load(t, name))))
