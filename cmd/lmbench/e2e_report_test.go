@@ -259,6 +259,10 @@ func TestReportBadInput(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	empty := t.TempDir()
+	badSweep := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badSweep, "sweep_summary.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "r.html")
 	for _, tc := range []struct {
 		args []string
@@ -268,6 +272,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", empty, "-o", out}, 1, empty + ": no bench_journal.jsonl: not an lmbench output directory"},
 		{[]string{"report", filepath.Join(empty, "nope"), "-o", out}, 1, filepath.Join(empty, "nope") + ": no such file or directory (want a run's output directory or its bench_journal.jsonl)"},
 		{[]string{"report", "-o", out}, 2, "no run given"},
+		{[]string{"report", badSweep, "-o", out}, 1, filepath.Join(badSweep, "sweep_summary.json") + ": not a sweep summary"},
 		{[]string{"compare", empty}, 2, "compare needs two runs or more"},
 		{[]string{"compare", "--resamples", "3", empty, empty}, 2, "--resamples: must be >= 200, got 3"},
 	} {

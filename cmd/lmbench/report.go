@@ -27,7 +27,7 @@ time, TTFT by tag and the cache block; the engine's running and waiting
 requests, KV-cache usage and prefix-cache hit rate over time
 (bench_metrics.jsonl), and tables of its per-phase metrics, the cache
 ledger, prompt tokens, load and goodput. SWEEPDIR is lmbench sweep's
---output-dir (it holds sweep_summary.json): its section draws latency
+--output-dir (it holds sweep_summary.json) or that file: its section draws latency
 against achieved throughput, goodput and achieved against requested rate,
 one point per sweep point, and lists the points. With two runs or more, a comparison
 section first: every run against the first (lmbench compare's table),
@@ -77,6 +77,9 @@ func cmdReport(args []string, stdout io.Writer) error {
 	var runArgs []string
 	var sweeps []*htmlreport.Sweep
 	for _, a := range fs.Args() {
+		if filepath.Base(a) == htmlreport.SweepSummaryName {
+			a = filepath.Dir(a)
+		}
 		if !htmlreport.IsSweep(a) {
 			runArgs = append(runArgs, a)
 			continue

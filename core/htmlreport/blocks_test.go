@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,5 +237,29 @@ func TestLedgerVerdictsHighlighted(t *testing.T) {
 	}
 	if strings.Contains(page, "Verdict: nothing flagged.") {
 		t.Errorf("the page says nothing was flagged")
+	}
+}
+
+// TestThinSamples: a long run's scrapes are thinned to every k-th, the
+// phase boundaries all kept, the first and last too.
+func TestThinSamples(t *testing.T) {
+	t.Parallel()
+	var in []enginemetrics.Sample
+	for i := range 10_001 {
+		p := enginemetrics.PointInterval
+		if i == 3 {
+			p = enginemetrics.PointMeasureStart
+		}
+		in = append(in, enginemetrics.Sample{Elapsed: float64(i), Point: p})
+	}
+	out, k := thinSamples(in, 1000)
+	if k != 11 || len(out) > 1000+2 || out[0].Elapsed != 0 || out[len(out)-1].Elapsed != 10_000 {
+		t.Fatalf("k %d, %d samples from %v to %v", k, len(out), out[0].Elapsed, out[len(out)-1].Elapsed)
+	}
+	if !slices.ContainsFunc(out, func(s enginemetrics.Sample) bool { return s.Point == enginemetrics.PointMeasureStart }) {
+		t.Errorf("the measured phase's start was thinned away")
+	}
+	if same, k := thinSamples(in[:50], 1000); len(same) != 50 || k != 1 {
+		t.Errorf("a short run thinned: %d samples, k %d", len(same), k)
 	}
 }

@@ -77,6 +77,26 @@ func (v *view) engineMarks(samples []enginemetrics.Sample) []Mark {
 	return out
 }
 
+// maxEngineSamples is how many scrapes an engine chart draws at most.
+const maxEngineSamples = 2000
+
+// thinSamples keeps every k-th sample, and every phase boundary, so that
+// at most about limit remain; a hit rate is then over the longer interval
+// between the samples kept.
+func thinSamples(samples []enginemetrics.Sample, limit int) ([]enginemetrics.Sample, int) {
+	if len(samples) <= limit {
+		return samples, 1
+	}
+	k := (len(samples) + limit - 1) / limit
+	var out []enginemetrics.Sample
+	for i, s := range samples {
+		if i%k == 0 || i == len(samples)-1 || s.Point != enginemetrics.PointInterval {
+			out = append(out, s)
+		}
+	}
+	return out, k
+}
+
 // engine is the engine's own gauges and prefix-cache hit rate over the
 // run, from bench_metrics.jsonl.
 func (v *view) engine() []Panel {
@@ -94,6 +114,11 @@ func (v *view) engine() []Panel {
 			p.Empty = why
 		}
 		return []Panel{queue, kv, hit}
+	}
+	samples, k := thinSamples(samples, maxEngineSamples)
+	note := ""
+	if k > 1 {
+		note = fmt.Sprintf(" Every %s scrape shown, and the phase boundaries'.", ordinal(k))
 	}
 	marks := v.engineMarks(samples)
 	for _, p := range ps {
@@ -116,13 +141,13 @@ func (v *view) engine() []Panel {
 			queue.Series = append(queue.Series, Series{Name: g.name + " (" + k + ")", XY: gauge(k, 1)})
 		}
 	}
-	queue.Caption = "The engine's own count of requests running and waiting at each scrape of its /metrics (bench_metrics.jsonl), as a step line."
+	queue.Caption = "The engine's own count of requests running and waiting at each scrape of its /metrics (bench_metrics.jsonl), as a step line." + note
 	if len(queue.Series) == 0 {
 		queue.Empty = "the engine's /metrics has no running or waiting gauge"
 	}
-	if k := firstKey(samples, enginemetrics.VLLMKVUsage, enginemetrics.SGLangTokenUsage); k != "" {
-		kv.Series = []Series{{Name: k, XY: gauge(k, 100)}}
-		kv.Caption = fmt.Sprintf("%s at each scrape (the fullest engine of a data-parallel deployment), in percent.", k)
+	if key := firstKey(samples, enginemetrics.VLLMKVUsage, enginemetrics.SGLangTokenUsage); key != "" {
+		kv.Series = []Series{{Name: key, XY: gauge(key, 100)}}
+		kv.Caption = fmt.Sprintf("%s at each scrape (the fullest engine of a data-parallel deployment), in percent.", key) + note
 	} else {
 		kv.Empty = "the engine's /metrics has no KV-cache usage gauge"
 	}
@@ -136,7 +161,7 @@ func (v *view) engine() []Panel {
 			hit.Series = append(hit.Series, s)
 		}
 	}
-	hit.Caption = "Between consecutive scrapes, the growth of the engine's prefix-cache hit counter over its query counter (tokens), drawn across the interval; an interval without a query is left out."
+	hit.Caption = "Between consecutive scrapes, the growth of the engine's prefix-cache hit counter over its query counter (tokens), drawn across the interval; an interval without a query is left out." + note
 	if len(hit.Series) == 0 {
 		hit.Empty = "no interval between two scrapes had a prefix-cache query (or the engine has no such counters)"
 	}
