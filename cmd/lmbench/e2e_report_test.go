@@ -71,30 +71,36 @@ func headless(t *testing.T, browser, page string, args ...string) (stdout, log s
 
 var consoleLine = regexp.MustCompile(`(?m)^.*:CONSOLE[:(].*$`)
 
-// TestReportOpensInChromium runs long-doc-qa and multi-round-chat on the
-// built-in engine with --report, then lmbench report of both, and opens
-// each page in headless Chromium: every chart drew data (the page's check
-// on <body>), no panel is empty, nothing was logged to the console; a
-// screenshot of the two-run report is kept.
+// TestReportOpensInChromium runs long-doc-qa and multi-round-chat (the
+// engine's /metrics scraped every 100 ms, an SLO) on the built-in engine
+// with --report, and a 2-point sweep, then lmbench report of the sweep and
+// both runs, and opens each page in headless Chromium: every chart drew
+// data (the page's check on <body>), no panel is empty, nothing was logged
+// to the console; a screenshot of the sweep and two-run report is kept.
 func TestReportOpensInChromium(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	browser := chromium(t)
-	ldqa := builtinLDQA(t, "--report")
+	ldqa := builtinLDQA(t, "--report", "--metrics-interval", "100ms")
+	mrcArgs := []string{"--engine-url", "builtin", "--workload", "multi-round-chat",
+		"--mrc-shared-prompt-length", "20", "--mrc-chat-history-length", "30", "--mrc-user-input-length", "4",
+		"--mrc-output-length", "7", "--sim-tokens-per-gb", "150", "--kv-cache-volume", "1", "--sim-decode-per-token", "2ms",
+		"--slo", "ttft:50,tpot:20", "--metrics-interval", "100ms", "-q", "--no-csv"}
 	mrc := t.TempDir()
-	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "multi-round-chat",
-		"--mrc-qps", "8", "--mrc-duration", "2", "--mrc-shared-prompt-length", "20",
-		"--mrc-chat-history-length", "30", "--mrc-user-input-length", "4", "--mrc-output-length", "7",
-		"--sim-tokens-per-gb", "150", "--kv-cache-volume", "1", "--sim-decode-per-token", "2ms",
-		"--no-interactive", "-q", "--no-csv", "--output-dir", mrc, "--report")
+	r := lmbench(t, nil, append([]string{"run", "--mrc-qps", "8", "--mrc-duration", "2", "--no-interactive", "--output-dir", mrc, "--report"}, mrcArgs...)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if want := "Report: " + filepath.Join(mrc, "report.html"); !strings.Contains(r.stdout, want) {
 		t.Errorf("run --report: the summary does not print %q:\n%s", want, r.stdout)
 	}
+	sweep := t.TempDir()
+	r = lmbench(t, nil, append([]string{"sweep", "--mrc-duration", "1", "--sweep", "mrc_qps=4:8:x2", "--output-dir", sweep}, mrcArgs...)...)
+	if r.code != 0 {
+		t.Fatalf("sweep: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
 	both := filepath.Join(t.TempDir(), "report.html")
-	r = lmbench(t, nil, "report", ldqa, mrc, "-o", both)
+	r = lmbench(t, nil, "report", sweep, ldqa, mrc, "-o", both)
 	if r.code != 0 || !strings.Contains(r.stdout, "Report: "+both) {
 		t.Fatalf("report: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -144,8 +150,12 @@ func TestReportOpensInChromium(t *testing.T) {
 	// The two-run report has the comparison section: the workloads
 	// differ, so it says why the requests are not paired.
 	src, _ := os.ReadFile(both)
+	// The sweep's section comes first, with its curves; the runs have their
+	// engine-metrics charts and their goodput against the SLO.
 	for _, want := range []string{`id="compare"`, "not paired: the workloads differ (long-doc-qa, multi-round-chat)",
-		`id="B-ttft-by-round"`, `id="A-ttft-by-doc"`} {
+		`id="B-ttft-by-round"`, `id="A-ttft-by-doc"`, `id="sweep-1"`, "2 points over mrc_qps (--mrc-qps), SLO ttft:50,tpot:20",
+		`id="sweep-1-sweep-ttft"`, `id="sweep-1-sweep-tpot"`, `id="sweep-1-sweep-e2e"`, `id="sweep-1-sweep-goodput"`, `id="sweep-1-sweep-rate"`,
+		`id="A-engine-requests"`, `id="B-engine-kv-usage"`, `id="B-engine-prefix-hit-rate"`, "<td>ttft</td><td>50</td>", "<h4>Cache ledger</h4>"} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("the two-run report lacks %q", want)
 		}
@@ -166,7 +176,7 @@ func TestReportOpensInChromium(t *testing.T) {
 		if err := os.WriteFile(dst, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("screenshot of the two-run report: %s", dst)
+		t.Logf("screenshot of the sweep and two-run report: %s", dst)
 	}
 	t.Logf("screenshot: %s", shot)
 }
@@ -249,6 +259,10 @@ func TestReportBadInput(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	empty := t.TempDir()
+	badSweep := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badSweep, "sweep_summary.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "r.html")
 	for _, tc := range []struct {
 		args []string
@@ -258,6 +272,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", empty, "-o", out}, 1, empty + ": no bench_journal.jsonl: not an lmbench output directory"},
 		{[]string{"report", filepath.Join(empty, "nope"), "-o", out}, 1, filepath.Join(empty, "nope") + ": no such file or directory (want a run's output directory or its bench_journal.jsonl)"},
 		{[]string{"report", "-o", out}, 2, "no run given"},
+		{[]string{"report", badSweep, "-o", out}, 1, filepath.Join(badSweep, "sweep_summary.json") + ": not a sweep summary"},
 		{[]string{"compare", empty}, 2, "compare needs two runs or more"},
 		{[]string{"compare", "--resamples", "3", empty, empty}, 2, "--resamples: must be >= 200, got 3"},
 	} {

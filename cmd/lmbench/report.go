@@ -13,7 +13,7 @@ import (
 	"github.com/lmbench/lmbench/core/htmlreport"
 )
 
-const reportUsage = "Usage: lmbench report DIR... [-o report.html] [--seed N] [--resamples N]"
+const reportUsage = "Usage: lmbench report DIR|SWEEPDIR... [-o report.html] [--seed N] [--resamples N]"
 
 const reportHelp = `
 Write one self-contained HTML page (every style and script inline, the
@@ -23,7 +23,13 @@ computed from its journal. For each run: its status, latencies, prefix
 cache, failures, overhead certificate and configuration as tables, and
 charts of TTFT, TPOT, ITL and E2E (CDF and histogram), TTFT over time by
 phase and by tag, throughput, requests in flight and dispatch lag over
-time, TTFT by tag and the cache block. With two runs or more, a comparison
+time, TTFT by tag and the cache block; the engine's running and waiting
+requests, KV-cache usage and prefix-cache hit rate over time
+(bench_metrics.jsonl), and tables of its per-phase metrics, the cache
+ledger, prompt tokens, load and goodput. SWEEPDIR is lmbench sweep's
+--output-dir (it holds sweep_summary.json) or that file: its section draws latency
+against achieved throughput, goodput and achieved against requested rate,
+one point per sweep point, and lists the points. With two runs or more, a comparison
 section first: every run against the first (lmbench compare's table),
 their distributions overlaid, and per-request pairing when the runs share
 their workload and seed. docs/report.md describes every panel.
@@ -60,7 +66,7 @@ func cmdReport(args []string, stdout io.Writer) error {
 		return nil
 	}
 	if fs.NArg() == 0 {
-		return usageError{errors.New("no run given: name one or more run output directories (or their bench_journal.jsonl)")}
+		return usageError{errors.New("no run given: name one or more run output directories (or their bench_journal.jsonl), or sweep output directories")}
 	}
 	if f.output == "" {
 		return usageError{errors.New("-o/--output: must name a file, got an empty value")}
@@ -68,11 +74,27 @@ func cmdReport(args []string, stdout io.Writer) error {
 	if f.resamples < analysis.MinResamples {
 		return usageError{fmt.Errorf("--resamples: must be >= %d, got %d", analysis.MinResamples, f.resamples)}
 	}
-	runs, err := loadRuns(fs.Args())
+	var runArgs []string
+	var sweeps []*htmlreport.Sweep
+	for _, a := range fs.Args() {
+		if filepath.Base(a) == htmlreport.SweepSummaryName {
+			a = filepath.Dir(a)
+		}
+		if !htmlreport.IsSweep(a) {
+			runArgs = append(runArgs, a)
+			continue
+		}
+		sw, err := htmlreport.LoadSweep(a)
+		if err != nil {
+			return err
+		}
+		sweeps = append(sweeps, sw)
+	}
+	runs, err := loadRuns(runArgs)
 	if err != nil {
 		return err
 	}
-	opt := htmlreport.Options{Compare: analysis.Options{Seed: f.seed, Resamples: f.resamples}, Version: version}
+	opt := htmlreport.Options{Compare: analysis.Options{Seed: f.seed, Resamples: f.resamples}, Version: version, Sweeps: sweeps}
 	if err := writeReport(f.output, runs, opt); err != nil {
 		return err
 	}

@@ -31,14 +31,17 @@ type Options struct {
 	Compare analysis.Options
 	// Version is lmbench's, written in the page's footer.
 	Version string
+	// Sweeps are sweeps to draw (LoadSweep), each a section before the
+	// runs'.
+	Sweeps []*Sweep
 }
 
 // Write writes the report of runs as one self-contained HTML page: every
 // style and script inline, the charts inline SVG, nothing fetched. With
 // two runs or more, a comparison section sets each against the first.
 func Write(w io.Writer, runs []*analysis.Run, opt Options) error {
-	if len(runs) == 0 {
-		return fmt.Errorf("no run to report")
+	if len(runs) == 0 && len(opt.Sweeps) == 0 {
+		return fmt.Errorf("no run or sweep to report")
 	}
 	var comps []analysis.Comparison
 	if len(runs) > 1 {
@@ -56,6 +59,13 @@ func WriteWith(w io.Writer, runs []*analysis.Run, comps []analysis.Comparison, o
 	}
 	for i, r := range runs {
 		doc.Runs = append(doc.Runs, runHead{Letter: analysis.Letter(i), Name: r.Name(), Source: r.Source, Workload: r.Header.Workload, Line: analysis.RunLine(r)})
+	}
+	for i, sw := range opt.Sweeps {
+		sec, err := newSweepSection(i+1, sw)
+		if err != nil {
+			return err
+		}
+		doc.Sweeps = append(doc.Sweeps, sec)
 	}
 	if len(comps) > 0 {
 		cs := &compareSection{}
@@ -86,6 +96,7 @@ type document struct {
 	Palette  []string // JSON-encoded by the template in the script
 	Version  string
 	Runs     []runHead
+	Sweeps   []sweepSection
 	Compare  *compareSection
 	Sections []section
 }
@@ -125,6 +136,10 @@ type table struct {
 	Head  []string
 	Rows  [][]string
 	Empty string
+	// Warnings are verdicts to highlight; OK is a line saying none was
+	// raised.
+	Warnings []string
+	OK       string
 }
 
 type figure struct {
@@ -156,6 +171,7 @@ func figures(prefix string, ps []Panel) ([]figure, error) {
 func runSection(letter string, r *analysis.Run) (section, error) {
 	s := section{Letter: letter, Name: r.Name(), Status: r.StatusText()}
 	s.Tables = append(s.Tables, runTable(r), metricsTable(r), cacheTable(r))
+	s.Tables = append(s.Tables, blockTables(r)...)
 	s.Tables = append(s.Tables, failureTables(r)...)
 	s.Tables = append(s.Tables, overheadTable(r))
 	for _, g := range RunGroups(r) {

@@ -25,6 +25,7 @@ const (
 	Box     Kind = "box"     // a box and its points per category
 	Bars    Kind = "bars"    // grouped bars per category
 	Forest  Kind = "forest"  // a point and its interval per category
+	Curve   Kind = "curve"   // points joined in order (a sweep's)
 )
 
 // Panel is one chart: what it shows (the data goldens pin) and how to
@@ -70,10 +71,19 @@ type Series struct {
 	Intervals []Interval  `json:"intervals,omitempty"`
 }
 
-// Point is one data point; in JSON, [x, y].
+// Point is one data point; in JSON, [x, y], null where a coordinate is
+// not defined (a line's break, a figure a sweep point lacks).
 type Point struct{ X, Y float64 }
 
-func (p Point) MarshalJSON() ([]byte, error) { return json.Marshal([2]float64{p.X, p.Y}) }
+func (p Point) MarshalJSON() ([]byte, error) {
+	var xy [2]any
+	for i, v := range []float64{p.X, p.Y} {
+		if !math.IsNaN(v) {
+			xy[i] = v
+		}
+	}
+	return json.Marshal(xy)
+}
 
 // Bin is one histogram bin: [Lo, Hi) holding N values (the last bin
 // includes Hi).
@@ -170,6 +180,7 @@ var runGroups = []group{
 	{"Over time", (*view).overTime},
 	{"By tag", (*view).byTag},
 	{"Prefix cache", func(v *view) []Panel { return []Panel{cachePanel(v.r)} }},
+	{"Engine metrics over time", (*view).engine},
 }
 
 // RunGroups are the charts of one run, grouped, in the page's order.

@@ -65,6 +65,8 @@ func Render(p Panel) ([]byte, error) {
 		err = drawLines(plt, p)
 	case Scatter:
 		err = drawScatter(plt, p)
+	case Curve:
+		err = drawCurve(plt, p)
 	case Hist:
 		err = drawHist(plt, p)
 	case Box:
@@ -139,18 +141,19 @@ func xys(pts []Point) plotter.XYs {
 
 func drawLines(plt *plot.Plot, p Panel) error {
 	for i, s := range p.Series {
-		pts := xys(s.XY)
-		if len(pts) == 0 {
-			continue
+		// A NaN point breaks the line: the figure is not defined there.
+		for k, seg := range segments(s.XY) {
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return err
+			}
+			l.StepStyle = plotter.PostStep
+			l.LineStyle = lineStyle(i)
+			plt.Add(l)
+			if k == 0 {
+				plt.Legend.Add(s.Name, l)
+			}
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return err
-		}
-		l.StepStyle = plotter.PostStep
-		l.LineStyle = lineStyle(i)
-		plt.Add(l)
-		plt.Legend.Add(s.Name, l)
 	}
 	if p.Kind == CDF {
 		plt.Y.Min, plt.Y.Max = 0, 1
@@ -159,6 +162,21 @@ func drawLines(plt *plot.Plot, p Panel) error {
 		plt.Y.Min = 0
 	}
 	return nil
+}
+
+// segments are the runs of defined points between NaN ones.
+func segments(pts []Point) []plotter.XYs {
+	var out []plotter.XYs
+	start := 0
+	for i := 0; i <= len(pts); i++ {
+		if i == len(pts) || math.IsNaN(pts[i].X) || math.IsNaN(pts[i].Y) {
+			if seg := xys(pts[start:i]); len(seg) > 0 {
+				out = append(out, seg)
+			}
+			start = i + 1
+		}
+	}
+	return out
 }
 
 func drawScatter(plt *plot.Plot, p Panel) error {
@@ -175,6 +193,25 @@ func drawScatter(plt *plot.Plot, p Panel) error {
 		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(2.5), Shape: glyphs[i%len(glyphs)]}
 		plt.Add(sc)
 		plt.Legend.Add(s.Name, sc)
+	}
+	return nil
+}
+
+func drawCurve(plt *plot.Plot, p Panel) error {
+	plt.Y.Min = 0
+	for i, s := range p.Series {
+		pts := xys(s.XY)
+		if len(pts) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.LineStyle = lineStyle(i)
+		sc.GlyphStyle = draw.GlyphStyle{Color: colour(i), Radius: vg.Points(3), Shape: glyphs[i%len(glyphs)]}
+		plt.Add(l, sc)
+		plt.Legend.Add(s.Name, l, sc)
 	}
 	return nil
 }
