@@ -44,6 +44,9 @@ type expectation struct {
 	// Requests that declared non-prefix reuse (tier blend), apart: an
 	// engine counts blended tokens apart from its prefix hits.
 	blend blendExpectation
+	// tiers sums, by declared tier (gpu, cpu, disk), the requests and
+	// expected tokens of those that named one.
+	tiers map[string]tierExpectation
 }
 
 // observe sets a finished request's declared reuse beside the cached
@@ -68,6 +71,7 @@ func (c *cacheRun) observe(rec *record.Record, out *runloop.Outgoing) {
 		e.blend.observe(aligned, rec.CachedTokens, bs)
 		return
 	}
+	e.addTier(out.TargetTier, aligned)
 	e.declared++
 	e.expected += aligned
 	e.cached += rec.CachedTokens

@@ -117,6 +117,9 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	if v := blendVerdict(l.Blend, workload); v != "" {
 		l.Verdicts = append(l.Verdicts, v)
 	}
+	if e != nil && e.Available() {
+		l.Verdicts = append(l.Verdicts, tierVerdicts(declared, [2]report.EnginePhase{warm, measure}, workload)...)
+	}
 	return nil
 }
 
