@@ -195,4 +195,3 @@ func shown[T any](p *T) any {
 	}
 	return *p
 }
-
