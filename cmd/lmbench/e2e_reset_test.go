@@ -112,10 +112,10 @@ func TestResetThatDoesNotClearIsFlagged(t *testing.T) {
 func TestCarriedOverHitsAreFlagged(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	// startSim reads the banner from a pipe: no buffer shared with the
-	// process's writer.
-	_, base := startSim(t, "--time-scale", "0", "--cpu-gb", "0", "--tokens-per-gb", "4096")
-	url := strings.TrimSuffix(base, "/v1")
+	// startSim reads the engine's address from a pipe: reading a buffer
+	// the process still writes to would race.
+	_, v1 := startSim(t, "--time-scale", "0", "--cpu-gb", "0", "--tokens-per-gb", "4096")
+	url := strings.TrimSuffix(v1, "/v1")
 	run := func(extra ...string) ledgerSummary {
 		t.Helper()
 		out := t.TempDir()

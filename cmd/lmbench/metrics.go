@@ -32,7 +32,7 @@ func metricsOptions() []config.Option {
 			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
 		{Key: keyBlockSize, Type: tInt, Default: int64(host.DefaultBlockSize), Label: "Engine KV block size",
 			Group: generalGroup, Advanced: true,
-			Help: "The engine's KV-cache block in tokens (vLLM's --block-size; with --engine-url builtin, the built-in engine's own): the cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
+			Help: "The engine's KV-cache block in tokens (vLLM's --block-size). Unset: the block_size LMCache's /status reports (--lmcache-url, or the built-in engine's), else with --engine-url builtin the built-in engine's own, else 16. The cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
 	}
 }
 
@@ -83,11 +83,18 @@ func metricsPlan(v *config.Values, engineURL string) (*host.MetricsPlan, error) 
 	return &host.MetricsPlan{URL: u, Interval: v.Duration(keyMetricsInterval)}, nil
 }
 
-// blockSize is --block-size; with the built-in engine and no
-// --block-size given, the engine's own (--sim-block-size).
-func blockSize(v *config.Values, simBlock int) int {
-	if !v.UserSet(keyBlockSize) && host.PortOnly(v.String(keyEngineURL)) == host.BuiltinEngine {
-		return simBlock
+// blockSize is the ledger's block size and where it came from:
+// --block-size when given, else what /status reported (statusBlock, 0:
+// none), else with the built-in engine its own (--sim-block-size), else
+// the default.
+func blockSize(v *config.Values, simBlock, statusBlock int) (int, string) {
+	switch {
+	case v.UserSet(keyBlockSize):
+		return int(v.Int(keyBlockSize)), host.BlockFromFlag
+	case statusBlock > 0:
+		return statusBlock, host.BlockFromStatus
+	case host.PortOnly(v.String(keyEngineURL)) == host.BuiltinEngine:
+		return simBlock, host.BlockFromBuiltin
 	}
-	return int(v.Int(keyBlockSize))
+	return int(v.Int(keyBlockSize)), host.BlockFromDefault
 }

@@ -171,6 +171,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	if err != nil {
 		return exitFailed, err
 	}
+	block, blockFrom := blockSize(v, r.cli.sim.BlockSize, p.StatusBlockSize)
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -183,7 +184,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		},
 		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
+		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: block, BlockSizeFrom: blockFrom,
 		Abort: lim.abortPolicy(p), Hurry: hurry,
 		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
 	})

@@ -52,6 +52,10 @@ const (
 	LMCacheRequested = "lmcache:num_requested_tokens_total"
 	LMCacheHits      = "lmcache:num_hit_tokens_total"
 
+	// SimBlendHits is the built-in engine's blended (non-prefix) tokens
+	// found, summed over its tiers.
+	SimBlendHits = "lmbench_sim:kv_blend_hit_tokens_total"
+
 	SGLangCachedTokens = "sglang:cached_tokens_total"
 	SGLangPromptTokens = "sglang:prompt_tokens_total"
 	SGLangHitRate      = "sglang:cache_hit_rate"
@@ -86,6 +90,8 @@ var Defs = []Def{
 	{LMCacheRetrieves, []string{LMCacheRetrieves}, Counter, Sum},
 	{LMCacheRequested, []string{LMCacheRequested}, Counter, Sum},
 	{LMCacheHits, []string{LMCacheHits}, Counter, Sum},
+
+	{SimBlendHits, []string{SimBlendHits}, Counter, Sum},
 
 	{SGLangCachedTokens, []string{SGLangCachedTokens}, Counter, Sum},
 	{SGLangPromptTokens, []string{SGLangPromptTokens}, Counter, Sum},

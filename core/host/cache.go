@@ -30,6 +30,7 @@ type cacheRun struct {
 	// blockSize is the engine's KV block in tokens: the ledger's
 	// tolerance per request, and what expected reuse is aligned to.
 	blockSize int
+	blockFrom string // where blockSize came from (Plan.BlockSizeFrom)
 	// expect is what the workload declared of each phase's requests
 	// (the expected-reuse capability), by phase: 0 warmup, 1 measure.
 	expect [2]expectation
@@ -40,6 +41,12 @@ type expectation struct {
 	declared                    int
 	expected, cached            int64
 	short, coldHits, belowBlock int
+	// Requests that declared non-prefix reuse (tier blend), apart: an
+	// engine counts blended tokens apart from its prefix hits.
+	blend blendExpectation
+	// tiers sums, by declared tier (gpu, cpu, disk), the requests and
+	// expected tokens of those that named one.
+	tiers map[string]tierExpectation
 }
 
 // observe sets a finished request's declared reuse beside the cached
@@ -60,6 +67,11 @@ func (c *cacheRun) observe(rec *record.Record, out *runloop.Outgoing) {
 		want = min(want, rec.InputTokens-1)
 	}
 	aligned := want / bs * bs
+	if out.TargetTier == protocol.TierBlend && want > 0 {
+		e.blend.observe(aligned, rec.CachedTokens, bs)
+		return
+	}
+	e.addTier(out.TargetTier, aligned)
 	e.declared++
 	e.expected += aligned
 	e.cached += rec.CachedTokens
@@ -76,9 +88,9 @@ func (c *cacheRun) observe(rec *record.Record, out *runloop.Outgoing) {
 // startCache prepares the run's cache work and does what comes before the
 // warmup phase: a reset before-warmup, then the run's first sample.
 func startCache(ctx context.Context, p Plan) *cacheRun {
-	c := &cacheRun{ctx: ctx, reset: p.Reset, sender: p.Sender, log: p.Log, blockSize: p.BlockSize}
+	c := &cacheRun{ctx: ctx, reset: p.Reset, sender: p.Sender, log: p.Log, blockSize: p.BlockSize, blockFrom: p.BlockSizeFrom}
 	if c.blockSize <= 0 {
-		c.blockSize = DefaultBlockSize
+		c.blockSize, c.blockFrom = DefaultBlockSize, BlockFromDefault
 	}
 	var err error
 	if c.metrics, err = startMetrics(ctx, p); err != nil {
@@ -118,5 +130,6 @@ func (c *cacheRun) finish(scan scanFunc, workload string) (*report.EngineMetrics
 	}
 	e, err := c.metrics.finish()
 	l := c.ledger
+	l.BlockSize, l.BlockSizeFrom = c.blockSize, c.blockFrom
 	return e, &l, errors.Join(err, judgeLedger(&l, scan, workload, e, c.blockSize, c.expect))
 }

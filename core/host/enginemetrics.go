@@ -208,8 +208,8 @@ func enginePhase(p enginemetrics.PhaseStats, engine string) report.EnginePhase {
 		PrefixQueries: p.Counter(n.queries), PrefixHits: p.Counter(n.hits),
 		ExternalHits:     p.Counter(enginemetrics.VLLMExternalHits),
 		LMCacheRequested: p.Counter(enginemetrics.LMCacheRequested), LMCacheHits: p.Counter(enginemetrics.LMCacheHits),
-		Preemptions: p.Counter(enginemetrics.VLLMPreemptions),
-		RunningMax:  gaugeMax(n.running), WaitingMax: gaugeMax(n.waiting), KVUsageMax: gaugeMax(n.usage),
+		Preemptions: p.Counter(enginemetrics.VLLMPreemptions), BlendHits: p.Counter(enginemetrics.SimBlendHits),
+		RunningMax: gaugeMax(n.running), WaitingMax: gaugeMax(n.waiting), KVUsageMax: gaugeMax(n.usage),
 		TTFT: dist(n.ttft), ITL: dist(n.itl), E2E: dist(n.e2e),
 	}
 	out.PrefixHitRate = math.NaN()

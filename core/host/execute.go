@@ -84,6 +84,9 @@ type Plan struct {
 	// BlockSize is the engine's KV-cache block in tokens, the cache
 	// ledger's tolerance per request (0: DefaultBlockSize).
 	BlockSize int
+	// BlockSizeFrom says where BlockSize came from (BlockFromFlag, …),
+	// for the ledger.
+	BlockSizeFrom string
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}

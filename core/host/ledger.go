@@ -52,7 +52,9 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	declared [2]expectation) error {
 	byDecl := declared[0].declared+declared[1].declared > 0
 	var ph [2]journalCache
+	gain := newTTFTGain()
 	_, err := scan(func(r *record.Record) error {
+		gain.add(r, blockSize)
 		p := &ph[1]
 		if r.Phase == record.Warmup {
 			p = &ph[0]
@@ -103,6 +105,21 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	}
 	l.Verdicts = append(l.Verdicts, ledgerVerdicts(l, ph, workload)...)
 	l.Verdicts = append(l.Verdicts, declaredVerdicts(declared, workload, blockSize)...)
+	l.TTFTGain = gain.result()
+	if v := ttftGainVerdict(l.TTFTGain); v != "" {
+		l.Verdicts = append(l.Verdicts, v)
+	}
+	var warm, measure report.EnginePhase
+	if e != nil && e.Available() {
+		warm, measure = e.Warmup, e.Measure
+	}
+	l.Blend = blendCheck(declared, [2]*report.EnginePhase{&warm, &measure}, e != nil && e.Available())
+	if v := blendVerdict(l.Blend, workload); v != "" {
+		l.Verdicts = append(l.Verdicts, v)
+	}
+	if e != nil && e.Available() {
+		l.Verdicts = append(l.Verdicts, tierVerdicts(declared, [2]report.EnginePhase{warm, measure}, workload)...)
+	}
 	return nil
 }
 

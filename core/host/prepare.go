@@ -72,6 +72,9 @@ type Prepared struct {
 	// Tokenizer is what prompt lengths are counted in: TokenizerEngine or
 	// TokenizerWords.
 	Tokenizer string
+	// StatusBlockSize is the KV block size /status reported (LMCache's,
+	// or the built-in engine's); 0 when none was read.
+	StatusBlockSize int
 
 	closers []func()
 }
@@ -164,6 +167,9 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		}
 	}
 	p.TokensPerGB = s.TokensPerGB
+	if s.HasTokensPerGB && HasStatusSource(s.LMCacheURL, engineURL) {
+		p.StatusBlockSize = statusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
+	}
 	if !s.HasTokensPerGB {
 		// Never a default LMCache URL (the original's quirk Q3): the caller
 		// has made sure one was given, or the built-in engine serves its
@@ -177,6 +183,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		log.Info().Int64("cache_size_per_token", layout.CacheSizePerToken).Int64("world_size", layout.WorldSize).
 			Int64("tokens_per_gb", tpg).Msg("tokens per GB from LMCache")
 		p.TokensPerGB, p.TokensResolved = tpg, true
+		p.StatusBlockSize = layout.BlockSize
 	}
 	if p.TokensPerGB <= 0 {
 		return nil, fmt.Errorf("%s: must be positive, got %d", s.TokensOrigin, p.TokensPerGB)

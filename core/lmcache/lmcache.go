@@ -27,6 +27,9 @@ func StatusURL(raw string) string {
 type Layout struct {
 	CacheSizePerToken int64
 	WorldSize         int64
+	// BlockSize is the engine's KV block in tokens as the layout reports
+	// it (kv_cache_layout.block_size); 0 when it does not.
+	BlockSize int
 }
 
 // TokensPerGB queries url's /status and returns 2^30 / (cache_size_per_token × world_size).
@@ -133,5 +136,9 @@ func FromStatus(body []byte, model string) (int64, Layout, error) {
 	if per <= 0 {
 		return 0, Layout{}, fmt.Errorf("cache_size_per_token for model '%s' is %d; expected a positive number of bytes", model, per)
 	}
-	return (1 << 30) / (per * ws), Layout{CacheSizePerToken: per, WorldSize: ws}, nil
+	var block int
+	if raw, ok := layout["block_size"]; ok && json.Unmarshal(raw, &block) != nil || block < 0 {
+		block = 0 // not a block size: the caller keeps its own
+	}
+	return (1 << 30) / (per * ws), Layout{CacheSizePerToken: per, WorldSize: ws, BlockSize: block}, nil
 }

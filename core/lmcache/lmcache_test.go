@@ -71,3 +71,32 @@ func TestTokensPerGBOverHTTP(t *testing.T) {
 		t.Fatalf("err = %v, want the URL without its password", err)
 	}
 }
+
+// TestBlockSizeFromStatus: the layout's block_size is read when given; a
+// layout without one, or with one that is not a count, reports 0.
+func TestBlockSizeFromStatus(t *testing.T) {
+	t.Parallel()
+	with := func(v string) string {
+		return strings.Replace(status("m", 131072, 1), `"num_layers":36`, `"num_layers":36,"block_size":`+v, 1)
+	}
+	for name, tc := range map[string]struct {
+		body string
+		want int
+	}{
+		"given":      {with("32"), 32},
+		"absent":     {status("m", 131072, 1), 0},
+		"not a size": {with(`"big"`), 0},
+		"negative":   {with("-16"), 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tpg, layout, err := FromStatus([]byte(tc.body), "m")
+			if err != nil || tpg != 8192 {
+				t.Fatalf("FromStatus: %d, %v; want 8192 tokens per GB", tpg, err)
+			}
+			if layout.BlockSize != tc.want {
+				t.Errorf("BlockSize = %d, want %d", layout.BlockSize, tc.want)
+			}
+		})
+	}
+}

@@ -41,9 +41,12 @@ type EnginePhase struct {
 	// LMCache's own counters.
 	ExternalHits                  float64
 	LMCacheRequested, LMCacheHits float64
-	Preemptions                   float64
-	RunningMax, WaitingMax        float64
-	KVUsageMax                    float64 // 0 to 1
+	// BlendHits are blended (non-prefix) tokens found (the built-in
+	// engine's counter; NaN on an engine without one).
+	BlendHits              float64
+	Preemptions            float64
+	RunningMax, WaitingMax float64
+	KVUsageMax             float64 // 0 to 1
 	// The engine's latency histograms over the phase, in milliseconds
 	// (percentiles estimated from the buckets).
 	TTFT, ITL, E2E EngineDist
@@ -62,7 +65,7 @@ var NaNDist = EngineDist{Count: math.NaN(), Mean: math.NaN(), P50: math.NaN(), P
 func NaNPhase() EnginePhase {
 	n := math.NaN()
 	return EnginePhase{PrefixQueries: n, PrefixHits: n, PrefixHitRate: n, ExternalHits: n,
-		LMCacheRequested: n, LMCacheHits: n, Preemptions: n, RunningMax: n, WaitingMax: n, KVUsageMax: n,
+		LMCacheRequested: n, LMCacheHits: n, BlendHits: n, Preemptions: n, RunningMax: n, WaitingMax: n, KVUsageMax: n,
 		TTFT: NaNDist, ITL: NaNDist, E2E: NaNDist}
 }
 

@@ -101,6 +101,17 @@ func TestLedgerSection(t *testing.T) {
 	var b bytes.Buffer
 	writeObjectTo(&b, withCacheLedger(nil, l))
 	golden(t, "ledger.json", b.Bytes())
+
+	// The block size's source, the TTFT comparison and the blend check,
+	// each when known.
+	l.BlockSize, l.BlockSizeFrom = 256, "/status"
+	l.TTFTGain = &TTFTGain{HitRequests: 12, ColdRequests: 9, Buckets: 2, HitCachedShare: 0.9, HitTTFT: 101.5, ColdTTFT: 99.25, Ratio: 1.02}
+	l.Blend = &BlendCheck{Requests: 9, Expected: 36000, Measured: 0, Source: "lmbench_sim:kv_blend_hit_tokens_total"}
+	golden(t, "ledger_full.golden", []byte(ledgerSection(l)))
+	l.Blend.Measured, l.Blend.Source = nan, ""
+	b.Reset()
+	writeObjectTo(&b, withCacheLedger(nil, l))
+	golden(t, "ledger_full.json", b.Bytes())
 	if !json.Valid(b.Bytes()) {
 		t.Fatalf("not JSON:\n%s", b.Bytes())
 	}

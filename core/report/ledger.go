@@ -1,6 +1,10 @@
 package report
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strings"
+)
 
 // CacheLedger is what the run found about the KV cache: the reset and its
 // check, and per phase the engine's per-request cached tokens beside its
@@ -10,8 +14,46 @@ type CacheLedger struct {
 	Reset   *CacheReset
 	Warmup  LedgerPhase
 	Measure LedgerPhase
+	// BlockSize is the block the ledger aligned to and its tolerance per
+	// request; BlockSizeFrom says where it came from ("--block-size",
+	// "/status", "the built-in engine", "default"; "" when not known).
+	BlockSize     int
+	BlockSizeFrom string
+	// TTFTGain sets the TTFT of requests that hit beside that of cold
+	// ones of similar prompt length in the same phase; nil when no phase
+	// had enough of both.
+	TTFTGain *TTFTGain
+	// Blend is the non-prefix reuse the workload expected beside what was
+	// measured; nil when none was expected.
+	Blend *BlendCheck
 	// Verdicts are the warnings, in order.
 	Verdicts []string
+}
+
+// TTFTGain compares hits with cold requests, per phase and prompt-length
+// bucket (within about 19%), over the buckets with at least three of each.
+type TTFTGain struct {
+	HitRequests, ColdRequests, Buckets int
+	// HitCachedShare is the hits' median share of their prompt cached.
+	HitCachedShare float64
+	// HitTTFT and ColdTTFT are the buckets' median TTFTs in ms, averaged
+	// weighted by the smaller group of each bucket; Ratio the same
+	// average of the buckets' hit/cold ratios.
+	HitTTFT, ColdTTFT, Ratio float64
+}
+
+// BlendCheck is the non-prefix (blended) reuse a workload declared (tier
+// blend) beside what the engine measured.
+type BlendCheck struct {
+	Requests int   // requests that declared blend reuse
+	Expected int64 // their expected reusable tokens, block-aligned
+	// Measured is the engine's blended-token counter over the phases
+	// those requests ran in (NaN: the engine has none); Source names it.
+	Measured float64
+	Source   string
+	// Short is how many of the requests reported fewer cached tokens than
+	// they expected less a block (the check without a blend counter).
+	Short int
 }
 
 // CacheReset is a --reset-cache and what its check found.
@@ -96,6 +138,20 @@ func ledgerSection(l *CacheLedger) string {
 			entry{p.name + " hit tokens (/metrics)", count(p.p.Engine)},
 			entry{p.name + " agree within a block/request", p.p.Agrees})
 	}
+	if l.BlockSize > 0 && l.BlockSizeFrom != "" {
+		add(entry{"Block size (tokens)", fmt.Sprintf("%d (%s)", l.BlockSize, l.BlockSizeFrom)})
+	}
+	if g := l.TTFTGain; g != nil {
+		add(entry{"TTFT of hits / cold requests (ms)", fmt.Sprintf("%.1f / %.1f", g.HitTTFT, g.ColdTTFT)},
+			entry{"Hits / cold requests compared", fmt.Sprintf("%d / %d", g.HitRequests, g.ColdRequests)})
+	}
+	if bl := l.Blend; bl != nil {
+		measured := "n/a"
+		if !math.IsNaN(bl.Measured) {
+			measured = fmt.Sprintf("%d", int64(math.Round(bl.Measured)))
+		}
+		add(entry{"Blend reuse expected / measured", fmt.Sprintf("%d / %s tokens", bl.Expected, measured)})
+	}
 	for _, v := range l.Verdicts {
 		text("WARNING: " + v)
 	}
@@ -130,10 +186,24 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 			{"expected_below_one_block", p.BelowBlock},
 		}
 	}
+	var gain, blend any
+	if g := l.TTFTGain; g != nil {
+		gain = []kv{{"hit_requests", g.HitRequests}, {"cold_requests", g.ColdRequests}, {"buckets", g.Buckets},
+			{"hit_cached_share", g.HitCachedShare}, {"hit_ttft_ms", g.HitTTFT}, {"cold_ttft_ms", g.ColdTTFT},
+			{"ratio", g.Ratio}}
+	}
+	if bl := l.Blend; bl != nil {
+		blend = []kv{{"requests", bl.Requests}, {"expected_tokens", bl.Expected}, {"measured_tokens", bl.Measured},
+			{"source", orNull(bl.Source)}, {"short_requests", bl.Short}}
+	}
 	return append(doc, kv{"cache_ledger", []kv{
 		{"reset", reset},
 		{"warmup", phase(l.Warmup)},
 		{"measure", phase(l.Measure)},
+		{"block_size", orNullInt(l.BlockSize)},
+		{"block_size_source", orNull(l.BlockSizeFrom)},
+		{"ttft_gain", gain},
+		{"blend", blend},
 		{"verdicts", append([]string{}, l.Verdicts...)},
 	}})
 }

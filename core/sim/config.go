@@ -105,6 +105,10 @@ type Faults struct {
 	// ResetNoop makes POST /reset_prefix_cache answer 200 without clearing
 	// anything, as a reset that silently did not take.
 	ResetNoop bool
+	// SlowHits makes every reused token (prefix or blended, from any tier)
+	// cost as much as a prefilled one, while still reporting it cached: an
+	// engine whose hits bring no speedup, for the tools that check for one.
+	SlowHits bool
 }
 
 // DefaultConfig models a mid-size GPU serving an 8B model with LMCache:
@@ -198,6 +202,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
 		"kill the engine as the N-th completion request arrives: listener and every connection closed, later connections refused (0 = never)")
 	fs.BoolVar(&c.Faults.ResetNoop, prefix+"fault-reset-noop", c.Faults.ResetNoop,
 		"POST /reset_prefix_cache answers 200 but clears nothing (a reset that did not take)")
+	fs.BoolVar(&c.Faults.SlowHits, prefix+"fault-slow-hits", c.Faults.SlowHits,
+		"cached tokens cost as much as prefilled ones (still reported cached): hits that bring no TTFT gain")
 }
 
 // Validate reports every invalid field, naming the flag when RegisterFlags

@@ -200,3 +200,25 @@ func TestResetPrefixCache(t *testing.T) {
 		t.Errorf("bad tiers: status %d, body %s", status, b)
 	}
 }
+
+// TestSlowHitsFault: with Faults.SlowHits a hit is still reported cached
+// but costs what a cold prefill of the whole prompt costs.
+func TestSlowHitsFault(t *testing.T) {
+	t.Parallel()
+	for _, slow := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.TimeScale = 0
+		cfg.Faults.SlowHits = slow
+		e := newEngine(cfg)
+		prompt := words("doc", 1024) + " question"
+		gen(t, e, prompt)
+		g := gen(t, e, prompt)
+		want := 1 * cfg.PrefillPerToken // only the last block's token past the 1,024 cached
+		if slow {
+			want = 1025 * cfg.PrefillPerToken
+		}
+		if g.cachedTokens != 1024 || g.prefillCost != want {
+			t.Errorf("slow hits %v: cached %d, cost %v; want 1024, %v", slow, g.cachedTokens, g.prefillCost, want)
+		}
+	}
+}

@@ -76,6 +76,8 @@
 //   - POST /reset_prefix_cache empties the GPU tier, as vLLM's;
 //     ?tiers=all empties every tier. Faults.ResetNoop
 //     (--sim-fault-reset-noop) answers 200 and clears nothing.
+//   - Faults.SlowHits (--sim-fault-slow-hits) makes every reused token cost
+//     a prefill while still reporting it cached: hits without a TTFT gain.
 //   - GET /health answers 200.
 //
 // # Tokens

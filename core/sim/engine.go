@@ -226,6 +226,9 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 
 	g.prefillCost = e.cfg.prefillCost(computed, g.blendTokens, g.cachedBy[tierCPU]+blendBy[tierCPU],
 		g.cachedBy[tierDisk]+blendBy[tierDisk])
+	if e.cfg.Faults.SlowHits {
+		g.prefillCost = e.cfg.prefillCost(len(prompt), 0, 0, 0)
+	}
 	if err := sleepUntil(ctx, time.Now().Add(e.cfg.scaled(g.prefillCost))); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/pyrepr"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -135,6 +136,9 @@ type session struct {
 	history   workload.Segment // zero: no pre-filled history
 	exchanges []exchange
 	inFlight  bool
+	// lastPrompt is the engine's prompt tokens of the session's last
+	// answered measured round (0: none, or the conversation restarted).
+	lastPrompt int
 }
 
 // messages is the conversation for a new user turn: system, the history
@@ -187,6 +191,7 @@ type multiRoundChat struct {
 	next     int // global index of the next measured request
 	pending  map[string]pendingRound
 	exact    *exactTexts // lengths in the engine's tokens; nil: in words, as the original
+	declare  bool        // the host takes expected reuse (protocol.ExpectedReuse)
 }
 
 func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
@@ -219,6 +224,7 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 		duration: seconds(o.Duration),
 		ahead:    env.Ahead(),
 		pending:  map[string]pendingRound{},
+		declare:  env.HostHas(protocol.ExpectedReuse),
 	}
 	for i := range w.sessions {
 		w.sessions[i] = &session{id: i}
@@ -408,6 +414,9 @@ func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput 
 			At(due).
 			Tag("session", strconv.Itoa(s.id)).
 			Tag("round", strconv.Itoa(len(s.exchanges)))
+		if w.declare {
+			req = req.WithExpectedReuse(w.expectedReuse(s), "")
+		}
 		s.inFlight = true
 		w.pending[id] = pendingRound{session: s.id, query: query}
 		w.log.Debug().Msgf("Session %d dispatched request %d", s.id, w.next)
@@ -439,8 +448,12 @@ func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result
 			// and no request will use these answers again.
 			w.content.Release(s.answers()...)
 			s.exchanges = s.exchanges[:0]
-			s.inFlight = false
+			s.inFlight, s.lastPrompt = false, 0
 			continue
+		}
+		s.lastPrompt = 0
+		if r.Success {
+			s.lastPrompt = r.InputTokens
 		}
 		answer := workload.Text("")
 		if r.Success && r.Text != "" {
@@ -449,4 +462,24 @@ func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result
 		s.record(p.query, answer)
 	}
 	return nil
+}
+
+// generationSlack is what the ledger leaves off a session's last prompt
+// when it expects it back cached: the chat template's generation prompt
+// at its end, which the next round's rendering may not repeat.
+const generationSlack = 8
+
+// expectedReuse is what session s's next round can find cached: its last
+// answered round's whole prompt (the next round repeats it and appends
+// the answer and a new query), less the generation prompt; with no
+// answered round yet (the first measured round, a conversation started
+// over, a failed round) the system prompt and pre-filled history its
+// warmup request carried. Lengths are the options' (the engine's tokens
+// when exact, else words); the host aligns the count down to a block.
+func (w *multiRoundChat) expectedReuse(s *session) int {
+	shared := w.o.SharedPromptLength + w.o.ChatHistoryLength
+	if len(s.exchanges) > 0 && s.lastPrompt > generationSlack {
+		return max(shared, s.lastPrompt-generationSlack)
+	}
+	return shared
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lmbench/lmbench/sdk/arrival"
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -848,5 +849,51 @@ func TestMaxRoundsStartsNewConversations(t *testing.T) {
 	}
 	if len(rounds) != 2 || len(tr.Measured()) < 30 {
 		t.Errorf("%d sessions, %d requests", len(rounds), len(tr.Measured()))
+	}
+}
+
+// TestExpectedReuse: on a host that takes expected reuse, a session's
+// first measured round expects its system prompt and history (what its
+// warmup request carried), a later one its last round's whole prompt less
+// the generation prompt; a failed round falls back to the shared part; a
+// host without the capability gets no declaration.
+func TestExpectedReuse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	o := directOptions()
+	o.SharedPromptLength, o.ChatHistoryLength = 50, 200
+	type decl struct {
+		Has    bool
+		Tokens int
+	}
+	for _, caps := range [][]string{{protocol.ExpectedReuse}, nil} {
+		wl, err := Definition.New(o, workload.Env{Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 300},
+			Host: protocol.HostInfo{Capabilities: caps}, Logger: zerolog.Nop(), Content: workload.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wl.(*multiRoundChat)
+		var got []decl
+		for r, res := range []workload.Result{
+			{Success: true, InputTokens: 400}, {Success: false}, {Success: true, InputTokens: 900}, {Success: true, InputTokens: 1000},
+		} {
+			out, err := w.Step(ctx, workload.StepInput{Phase: workload.Measure, Offset: time.Duration(r) * 100 * time.Millisecond})
+			if err != nil || len(out.Requests) != 1 {
+				t.Fatalf("round %d: %v %v", r, out, err)
+			}
+			req := out.Requests[0]
+			got = append(got, decl{req.HasExpectedCached, req.ExpectedCachedTokens})
+			res.ID, res.Phase, res.Text = req.ID, workload.Measure, "answer"
+			if err := w.OnFinished(ctx, []workload.Result{res}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []decl{{true, 250}, {true, 400 - generationSlack}, {true, 250}, {true, 900 - generationSlack}}
+		if caps == nil {
+			want = []decl{{}, {}, {}, {}}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("host capabilities %v: declarations (-want +got):\n%s", caps, d)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/pyrand"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -203,6 +204,15 @@ type permutator struct {
 	exact      *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 	warmupSent bool
 	next       int // index into perms
+
+	// What the engine can hold by now, for the reuse each request
+	// declares: the permutations answered (by request id while in
+	// flight), the contexts they carried and whether the system prompt
+	// was among them.
+	sent     map[string]int
+	answered [][]int
+	seenCtx  []bool
+	seenSys  bool
 }
 
 func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
@@ -226,6 +236,8 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 		perms:    permutations(o.NumContexts, o.NumPermutations, env.Seed),
 		total:    total,
 		contexts: make([]workload.Segment, o.NumContexts),
+		sent:     map[string]int{},
+		seenCtx:  make([]bool, o.NumContexts),
 	}
 	if env.Tokenizer != nil {
 		e, err := buildExact(o, env, w.perms)
@@ -340,6 +352,8 @@ func (w *permutator) measureStep(in workload.StepInput) workload.StepOutput {
 		if w.exact != nil {
 			req = req.WithPromptTokens(w.exact.stated[p])
 		}
+		req = w.withExpectedReuse(req, w.perms[p], in.InFlight+len(reqs))
+		w.sent[req.ID] = p
 		reqs = append(reqs, req)
 	}
 	if w.next == len(w.perms) {
@@ -354,6 +368,60 @@ func (w *permutator) OnFinished(_ context.Context, results []workload.Result) er
 		if r.Phase == workload.Warmup && !r.Success {
 			w.log.Warn().Msgf("Warmup request failed: %s", r.Error)
 		}
+		if p, ok := w.sent[r.ID]; ok {
+			delete(w.sent, r.ID)
+			if r.Success {
+				w.answered = append(w.answered, w.perms[p])
+				for _, i := range w.perms[p] {
+					w.seenCtx[i] = true
+				}
+				w.seenSys = true
+			}
+		}
 	}
 	return nil
+}
+
+// withExpectedReuse declares what permutation p can find cached: the
+// system prompt and every context an answered permutation carried. The
+// contexts that extend an answered permutation's leading ones are prefix
+// reuse; any other seen context can only be reused by blending, and then
+// the request targets the blend tier (the host checks the engine blended
+// something). Lengths are the options' (the engine's tokens when exact;
+// the host aligns down to a block, so the separators and the chat
+// template left out only make it a lower bound). With requests of its
+// own still in flight a request that finds nothing answered declares
+// nothing: the engine may cache what they carry before it arrives.
+func (w *permutator) withExpectedReuse(req workload.Request, p []int, inFlight int) workload.Request {
+	reusable, prefix := 0, 0
+	if w.seenSys {
+		reusable, prefix = w.o.SystemPromptLength, w.o.SystemPromptLength
+	}
+	lead := 0
+	for _, a := range w.answered {
+		k := 0
+		for k < len(p) && k < len(a) && p[k] == a[k] {
+			k++
+		}
+		lead = max(lead, k)
+	}
+	blended := false
+	for k, i := range p {
+		if !w.seenCtx[i] {
+			continue
+		}
+		reusable += w.o.ContextLength
+		if k < lead {
+			prefix += w.o.ContextLength
+		} else {
+			blended = true
+		}
+	}
+	switch {
+	case reusable == 0 && inFlight > 0:
+		return req
+	case blended:
+		return req.WithExpectedReuse(reusable, protocol.TierBlend)
+	}
+	return req.WithExpectedReuse(prefix, "")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -621,5 +622,50 @@ func BenchmarkNewDefaults(b *testing.B) {
 		if _, err := wl.Step(context.Background(), workload.StepInput{Phase: workload.Measure}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestExpectedReuse: the first permutation expects nothing; a later one
+// expects the system prompt and the contexts answered permutations
+// carried, as blended reuse when a seen context is out of prefix
+// position, as prefix reuse when only leading contexts match; a failed
+// request teaches nothing; with requests in flight and nothing answered
+// yet, a request declares nothing.
+func TestExpectedReuse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	type decl struct {
+		Has    bool
+		Tokens int
+		Tier   string
+	}
+	w, _ := newDirect(t, Options{NumContexts: 3, ContextLength: 100, SystemPromptLength: 20, NumPermutations: 6,
+		NumInflightRequests: 2}, 42)
+	w.perms = [][]int{{0, 1, 2}, {0, 2, 1}, {0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {1, 2, 0}}
+	step := func(inFlight int) []decl {
+		out, err := w.Step(ctx, workload.StepInput{Phase: workload.Measure, InFlight: inFlight})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []decl
+		for _, r := range out.Requests {
+			got = append(got, decl{r.HasExpectedCached, r.ExpectedCachedTokens, r.TargetTier})
+		}
+		return got
+	}
+	finish := func(id string, ok bool) {
+		if err := w.OnFinished(ctx, []workload.Result{{ID: id, Phase: workload.Measure, Success: ok}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two slots: perm 0 is cold; perm 1, sent beside it, declares nothing.
+	if d := cmp.Diff([]decl{{true, 0, ""}, {false, 0, ""}}, step(0)); d != "" {
+		t.Errorf("first step (-want +got):\n%s", d)
+	}
+	finish("perm1_req1", false) // failed: nothing learnt
+	finish("perm0_req0", true)  // the system prompt and contexts 0, 1, 2 in that order
+	// perm 2 repeats perm 0: all prefix; perm 3 reverses it: blended.
+	if d := cmp.Diff([]decl{{true, 320, ""}, {true, 320, protocol.TierBlend}}, step(0)); d != "" {
+		t.Errorf("after perm 0 (-want +got):\n%s", d)
 	}
 }
