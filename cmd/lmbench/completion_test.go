@@ -52,7 +52,7 @@ func TestSmallSubcommandsHelp(t *testing.T) {
 		{[]string{"plugins", "-h"}, []string{"Usage: lmbench plugins"}},
 		{[]string{"completion", "--help"}, []string{"Usage: lmbench completion bash|zsh|fish", "source <(lmbench completion bash)"}},
 		{[]string{"calibrate", "--help"}, []string{"Usage: lmbench calibrate --journal PATH [--repeat N]", "--repeat", "every cost at zero"}},
-		{[]string{"report", "--help"}, []string{"Usage: lmbench report DIR...", "--resamples", "self-contained"}},
+		{[]string{"report", "--help"}, []string{"Usage: lmbench report DIR|SWEEPDIR...", "--resamples", "self-contained"}},
 		{[]string{"compare", "-h"}, []string{"Usage: lmbench compare A B", "--pairs", "beyond noise"}},
 	} {
 		var stdout, stderr bytes.Buffer
