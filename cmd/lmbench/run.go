@@ -186,6 +186,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: blockSize(v, r.cli.sim.BlockSize),
 		Abort: lim.abortPolicy(p), Hurry: hurry,
 		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
+		IgnoreEOS: v.Bool(keyIgnoreEOS),
 	})
 	if err != nil {
 		return exitFailed, err

@@ -144,13 +144,16 @@ func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOu
 }
 
 // request is the trace's request p: its prompt, max_tokens = its output
-// length, due at its scaled timestamp.
+// length (exactly, with --tr-ignore-eos), due at its scaled timestamp.
 func (w *replay) request(p planned) workload.Request {
 	line := strconv.Itoa(p.line)
 	r := workload.Chat("line"+line, workload.User(workload.Text(w.prompts.text(p.hashIDs, p.input)))).
 		WithMaxTokens(p.output).
 		At(p.due).
 		Tag("line", line)
+	if w.o.IgnoreEOS {
+		r = r.WithIgnoreEOS()
+	}
 	if w.format == formatMooncake {
 		r = r.Tag("shared_blocks", strconv.Itoa(p.shared)).
 			Tag("first_hash_id", strconv.FormatInt(p.hashIDs[0], 10))

@@ -118,6 +118,27 @@ func TestScheduleWithSpeedup(t *testing.T) {
 	}
 }
 
+// Every request asks for exactly its output length (ignore EOS) by
+// default, and none does with --tr-ignore-eos=false.
+func TestIgnoreEOS(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		opts := smallTrace()
+		if !on {
+			opts = with(opts, "ignore-eos", false)
+		}
+		tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts})
+		if len(tr.Measured()) == 0 {
+			t.Fatal("no request sent")
+		}
+		for _, s := range tr.Measured() {
+			if s.IgnoreEOS != on {
+				t.Errorf("ignore-eos %v: %s sent with IgnoreEOS %v", on, s.ID, s.IgnoreEOS)
+			}
+		}
+	}
+}
+
 // Requests sharing hash ids share exactly those blocks of text; a block
 // of another id differs from it; the last partial block is a prefix of
 // the same id's full text.

@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 2
+	Minor = 3
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -48,6 +48,11 @@ const (
 	// RequestedRate: the workload says in Configured.RequestedRate what
 	// rate its schedule asks for. (minor 2)
 	RequestedRate = "requested-rate"
+	// IgnoreEOS: a request may ask for exactly its MaxTokens output tokens
+	// (Request.IgnoreEOS); the host sends vLLM's and SGLang's extra body
+	// fields ignore_eos and min_tokens. An older host sends the request
+	// without them. (minor 3)
+	IgnoreEOS = "ignore-eos"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -62,10 +67,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -327,6 +332,10 @@ type Request struct {
 	// knows it; the summary sets it beside the engine's
 	// usage.prompt_tokens. 0: not stated. (minor 2)
 	PromptTokens int
+	// IgnoreEOS asks the engine for exactly MaxTokens output tokens, not
+	// stopping at the end-of-sequence token (a trace's output lengths).
+	// The IgnoreEOS capability. (minor 3)
+	IgnoreEOS bool
 }
 
 // NextKind says when the host calls Step again.

@@ -58,6 +58,7 @@ type Sent struct {
 	Prompt     string            `json:"prompt,omitempty"`
 	Completion bool              `json:"completion,omitempty"`
 	MaxTokens  int               `json:"max_tokens"`
+	IgnoreEOS  bool              `json:"ignore_eos,omitempty"` // exactly MaxTokens asked for
 	Tags       map[string]string `json:"tags,omitempty"`
 	Tools      []protocol.Tool   `json:"tools,omitempty"`
 }
@@ -349,7 +350,7 @@ func (v *virtual) PhaseEnded(protocol.Phase, time.Time)           {}
 func (v *virtual) Send(req *runloop.Outgoing) {
 	now := v.Now()
 	s := Sent{Phase: req.Phase.String(), ID: req.ID, Offset: now.Sub(v.start), Scheduled: req.Due.Sub(v.start),
-		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, Tags: req.Tags, Tools: req.Tools}
+		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, IgnoreEOS: req.IgnoreEOS, Tags: req.Tags, Tools: req.Tools}
 	for _, m := range req.Messages {
 		s.Messages = append(s.Messages, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}

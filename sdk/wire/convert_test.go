@@ -193,6 +193,7 @@ var (
 		// Expected reuse of the document's tokens, from the CPU tier.
 		ExpectedCachedTokens: 1984, HasExpectedCached: true, TargetTier: "cpu",
 		PromptTokens: 2005,
+		IgnoreEOS:    true,
 	}
 	// A request meant to be cold: 0 expected, declared.
 	coldRequest = protocol.Request{ID: "cold", Messages: []protocol.Message{{Role: "user", Content: []protocol.Segment{{Text: "hi"}}}},

@@ -147,6 +147,9 @@ func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protoco
 			// Informational: an older host has no ledger to put it in.
 			r.ExpectedCachedTokens, r.HasExpectedCached, r.TargetTier = 0, false, ""
 		}
+		if !caps.Has(protocol.IgnoreEOS) {
+			r.IgnoreEOS = false // an older host would not send it either
+		}
 		resp.Requests[i] = r
 	}
 	switch out.next {

@@ -872,3 +872,32 @@ func TestExpectedReuseNeedsTheCapability(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoreEOSNeedsTheCapability: a request asking for exactly its max
+// tokens keeps the ask for a host that announces ignore-eos, and loses it
+// for one that does not (which would not send it either).
+func TestIgnoreEOSNeedsTheCapability(t *testing.T) {
+	t.Parallel()
+	older := protocol.HostInfo{Version: "old", ProtocolMinor: 2, Capabilities: []string{protocol.FinishedInStep}}
+	for _, tc := range []struct {
+		name string
+		host protocol.HostInfo
+		want bool
+	}{{"newest host", newestHost, true}, {"host without the capability", older, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := workload.Chat("q", workload.User(workload.Text("hi"))).WithMaxTokens(40).WithIgnoreEOS()
+			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) {
+				return workload.Send(req).Done(), nil
+			}}), zerolog.Nop())
+			configureAs(t, srv, tc.host, protocol.WorkloadConfig{})
+			resp, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure})
+			if err != nil || len(resp.Requests) != 1 {
+				t.Fatalf("Step = %d requests, %v", len(resp.Requests), err)
+			}
+			if r := resp.Requests[0]; r.IgnoreEOS != tc.want || r.MaxTokens != 40 {
+				t.Errorf("request sent with IgnoreEOS %v, max tokens %d; want %v, 40", r.IgnoreEOS, r.MaxTokens, tc.want)
+			}
+		})
+	}
+}

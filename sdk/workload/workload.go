@@ -135,6 +135,13 @@ func (r Request) WithExpectedReuse(tokens int, tier string) Request {
 	return r
 }
 
+// WithIgnoreEOS asks the engine for exactly the request's max tokens: the
+// host sends ignore_eos (and min_tokens equal to max_tokens), which vLLM
+// and SGLang honour, so an answer does not end early at the
+// end-of-sequence token. A host without the protocol.IgnoreEOS capability
+// sends the request without them.
+func (r Request) WithIgnoreEOS() Request { r.IgnoreEOS = true; return r }
+
 // WithPromptTokens states the prompt's length in the engine's tokens, as
 // Env.Tokenizer counted it (CountChats for a chat: the template included),
 // so the summary can set it beside what the engine reports.

@@ -925,7 +925,10 @@ type Request struct {
 	TargetTier           string  `protobuf:"bytes,10,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
 	// Minor 2: the prompt's tokens by the host's tokenizer (chat template
 	// included), when the workload knows it; 0 = not stated.
-	PromptTokens  uint32 `protobuf:"varint,11,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	PromptTokens uint32 `protobuf:"varint,11,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// Minor 3, capability "ignore-eos": exactly max_tokens output tokens
+	// (the host sends ignore_eos and min_tokens to the engine).
+	IgnoreEos     bool `protobuf:"varint,12,opt,name=ignore_eos,json=ignoreEos,proto3" json:"ignore_eos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1046,6 +1049,13 @@ func (x *Request) GetPromptTokens() uint32 {
 		return x.PromptTokens
 	}
 	return 0
+}
+
+func (x *Request) GetIgnoreEos() bool {
+	if x != nil {
+		return x.IgnoreEos
+	}
+	return false
 }
 
 type isRequest_Body interface {
@@ -1734,7 +1744,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xd3\x04\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xf2\x04\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1751,7 +1761,9 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\vtarget_tier\x18\n" +
 	" \x01(\tR\n" +
 	"targetTier\x12#\n" +
-	"\rprompt_tokens\x18\v \x01(\rR\fpromptTokens\x1a7\n" +
+	"\rprompt_tokens\x18\v \x01(\rR\fpromptTokens\x12\x1d\n" +
+	"\n" +
+	"ignore_eos\x18\f \x01(\bR\tignoreEos\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
