@@ -53,6 +53,12 @@ const (
 	// fields ignore_eos and min_tokens. An older host sends the request
 	// without them. (minor 3)
 	IgnoreEOS = "ignore-eos"
+	// CheckOptions: before it contacts the engine, the host sends a
+	// Configure with WorkloadConfig.CheckOnly; the plugin checks the
+	// options (the schema, Validate, and what else needs no engine, such as
+	// reading a trace) and answers their errors without configuring. A
+	// real Configure follows. (minor 3)
+	CheckOptions = "check-options"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -67,10 +73,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -234,6 +240,11 @@ type WorkloadConfig struct {
 	// host has none (--tokenizer words) or predates the Tokenizer
 	// capability (minor 2).
 	Tokens TokenCounter
+	// CheckOnly asks only for the options' errors, before the engine is
+	// contacted (the CheckOptions capability): Common has the seed, the
+	// KV-cache volume and tokens per GB when given, no model. The answer's
+	// Errors are all that counts; the workload is not configured.
+	CheckOnly bool
 }
 
 // Configured is Configure's answer.

@@ -152,7 +152,7 @@ func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {
 	return &workloadv1.ConfigureRequest{Options: toValues(c.Options), Common: &workloadv1.Common{
 		Seed: c.Common.Seed, Model: c.Common.Model, KvCacheVolumeGb: c.Common.KVCacheVolumeGB,
 		TokensPerGb: c.Common.TokensPerGB, CompletionsMode: c.Common.CompletionsMode,
-	}, Tokenizer: c.Tokens != nil}
+	}, Tokenizer: c.Tokens != nil, CheckOnly: c.CheckOnly}
 }
 
 func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig {
@@ -160,7 +160,7 @@ func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig 
 	return protocol.WorkloadConfig{Options: fromValues(r.GetOptions()), Common: protocol.Common{
 		Seed: c.GetSeed(), Model: c.GetModel(), KVCacheVolumeGB: c.GetKvCacheVolumeGb(),
 		TokensPerGB: c.GetTokensPerGb(), CompletionsMode: c.GetCompletionsMode(),
-	}}
+	}, CheckOnly: r.GetCheckOnly()}
 }
 
 func toConfigured(c protocol.Configured) *workloadv1.ConfigureResponse {

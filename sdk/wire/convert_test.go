@@ -147,6 +147,7 @@ func TestWorkloadConfigRoundTrip(t *testing.T) {
 	roundTrip(t, map[string]protocol.WorkloadConfig{
 		"full": {Options: someValues, Common: protocol.Common{Seed: -42, Model: "meta-llama/Llama-3.1-8B",
 			KVCacheVolumeGB: 12.5, TokensPerGB: 50000, CompletionsMode: true}},
+		"check only": {Options: someValues, Common: protocol.Common{Seed: 7, KVCacheVolumeGB: 1}, CheckOnly: true},
 	}, toWorkloadConfig, fromWorkloadConfig)
 }
 

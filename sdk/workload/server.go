@@ -54,6 +54,14 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
+	if cfg.CheckOnly {
+		if p, ok := any(opts).(Prechecker); ok {
+			if err := p.Precheck(); err != nil {
+				return protocol.Configured{Errors: option.Errors(err)}, nil
+			}
+		}
+		return protocol.Configured{}, nil // nothing configured: a real Configure follows
+	}
 	reg := NewRegistry()
 	s.mu.Lock()
 	host := s.host

@@ -275,6 +275,14 @@ type (
 	Rater interface{ RequestedRate() float64 }
 )
 
+// Prechecker is an optional interface of a workload's options type: checks
+// that need no engine but more than Validate, such as reading and linting
+// a trace file. A host with the protocol.CheckOptions capability runs
+// them (with the schema and Validate) before it contacts the engine, so
+// such errors come before any network traffic; New must still check what
+// it relies on, since an older host skips the precheck.
+type Prechecker interface{ Precheck() error }
+
 // Definition describes a workload plugin. O is its options struct; the
 // values in Defaults are the defaults (see package option for the tags).
 type Definition[O any] struct {

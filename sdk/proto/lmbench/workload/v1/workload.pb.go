@@ -271,7 +271,10 @@ type ConfigureRequest struct {
 	Common  *Common                    `protobuf:"bytes,2,opt,name=common,proto3" json:"common,omitempty"`
 	// Minor 2: the host answers Tokenize queries (it has a tokenizer and has
 	// opened the stream).
-	Tokenizer     bool `protobuf:"varint,3,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
+	Tokenizer bool `protobuf:"varint,3,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
+	// Minor 3, capability "check-options": only check the options, before
+	// the engine is contacted; answer errors, configure nothing.
+	CheckOnly     bool `protobuf:"varint,4,opt,name=check_only,json=checkOnly,proto3" json:"check_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,6 +326,13 @@ func (x *ConfigureRequest) GetCommon() *Common {
 func (x *ConfigureRequest) GetTokenizer() bool {
 	if x != nil {
 		return x.Tokenizer
+	}
+	return false
+}
+
+func (x *ConfigureRequest) GetCheckOnly() bool {
+	if x != nil {
+		return x.CheckOnly
 	}
 	return false
 }
@@ -1694,11 +1704,13 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
 	"\x12kv_cache_volume_gb\x18\x03 \x01(\x01R\x0fkvCacheVolumeGb\x12\"\n" +
 	"\rtokens_per_gb\x18\x04 \x01(\x03R\vtokensPerGb\x12)\n" +
-	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\x8f\x02\n" +
+	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\xae\x02\n" +
 	"\x10ConfigureRequest\x12L\n" +
 	"\aoptions\x18\x01 \x03(\v22.lmbench.workload.v1.ConfigureRequest.OptionsEntryR\aoptions\x123\n" +
 	"\x06common\x18\x02 \x01(\v2\x1b.lmbench.workload.v1.CommonR\x06common\x12\x1c\n" +
-	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x1aZ\n" +
+	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x12\x1d\n" +
+	"\n" +
+	"check_only\x18\x04 \x01(\bR\tcheckOnly\x1aZ\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
 	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\x93\x03\n" +
