@@ -54,21 +54,24 @@ func TestTraceReplayExactOutputLengths(t *testing.T) {
 	}
 }
 
-// --ignore-eos puts ignore_eos and min_tokens = max_tokens in every body,
-// for a workload that does not ask for it; without it neither is sent.
+// --ignore-eos (or the original's config key ignore_eos: true) puts
+// ignore_eos and min_tokens = max_tokens in every body, for a workload that
+// does not ask for it; without it neither is sent.
 func TestIgnoreEOSFlagReachesTheEngine(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
-	for _, on := range []bool{true, false} {
-		t.Run("ignore-eos="+strconv.FormatBool(on), func(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "original.json")
+	if err := os.WriteFile(cfg, []byte(`{"ignore_eos": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, extra := range map[string][]string{"flag": {"--ignore-eos"}, "config key": {"--config", cfg}, "off": nil} {
+		on := extra != nil
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			eng := newFakeEngine(t)
-			args := []string{"run", "--engine-url", eng.srv.URL, "--workload", "long-doc-qa",
+			args := append([]string{"run", "--engine-url", eng.srv.URL, "--workload", "long-doc-qa",
 				"--tokens-per-gb-kvcache", "8192", "--kv-cache-volume", "1", "--ldqa-document-length", "2000",
-				"--no-interactive", "-q", "--output-dir", t.TempDir()}
-			if on {
-				args = append(args, "--ignore-eos")
-			}
+				"--no-interactive", "-q", "--output-dir", t.TempDir()}, extra...)
 			if r := lmbench(t, nil, args...); r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
