@@ -6,6 +6,7 @@ package main
 // length; --ignore-eos asks it for any workload.
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -69,9 +70,10 @@ func TestIgnoreEOSFlagReachesTheEngine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			eng := newFakeEngine(t)
+			out := t.TempDir()
 			args := append([]string{"run", "--engine-url", eng.srv.URL, "--workload", "long-doc-qa",
 				"--tokens-per-gb-kvcache", "8192", "--kv-cache-volume", "1", "--ldqa-document-length", "2000",
-				"--no-interactive", "-q", "--output-dir", t.TempDir()}, extra...)
+				"--no-interactive", "-q", "--output-dir", out}, extra...)
 			if r := lmbench(t, nil, args...); r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
@@ -85,6 +87,14 @@ func TestIgnoreEOSFlagReachesTheEngine(t *testing.T) {
 				if on && (ignore != true || !hasMin || minTokens != b["max_tokens"]) || !on && (hasIgnore || hasMin) {
 					t.Errorf("request %d: ignore_eos %v, min_tokens %v, max_tokens %v", i, ignore, minTokens, b["max_tokens"])
 				}
+			}
+			// The journal's configuration records it, so a replay asks the same.
+			var cfg map[string]any
+			if err := json.Unmarshal(readJournal(t, filepath.Join(out, "bench_journal.jsonl")).Run.Config, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			if got, has := cfg["ignore_eos"]; on && got != true || !on && has {
+				t.Errorf("journal config ignore_eos = %v (present %v), want %v", got, has, on)
 			}
 		})
 	}
