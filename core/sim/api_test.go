@@ -350,3 +350,24 @@ func TestEOSAfter(t *testing.T) {
 		t.Errorf("min_tokens above max_tokens: status %d %s, want 400 naming min_tokens", code, body)
 	}
 }
+
+// /metrics counts the answers that ended at the EOS token apart, as
+// vLLM's finished_reason label does.
+func TestEOSAfterMetrics(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.EOSAfter = 3
+	_, url := startServer(t, cfg)
+	for _, extra := range []string{`"max_tokens":10`, `"max_tokens":10`, `"max_tokens":10,"ignore_eos":true`} {
+		if code, body := postRead(t, url+"/v1/chat/completions", chatBody("a b", extra)); code != http.StatusOK {
+			t.Fatalf("status %d: %s", code, body)
+		}
+	}
+	_, m := get(t, url+"/metrics")
+	for _, want := range []string{`vllm:request_success_total{engine="0",finished_reason="stop",model_name="lmbench-sim"} 2`,
+		`vllm:request_success_total{engine="0",finished_reason="length",model_name="lmbench-sim"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -407,6 +407,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		}
 	}
 	s.dropIfDead()
+	if stopEarly && g.completionTokens == maxTokens {
+		st.requestsStopped.Add(1)
+	}
 
 	if err != nil && (out == nil || !out.started) {
 		// Nobody may be listening (the client hung up), but if someone is
