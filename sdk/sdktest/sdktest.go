@@ -275,7 +275,19 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if err != nil {
 		return nil, err
 	}
-	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: withDefaults(o.Common), Tokens: o.Tokens})
+	common := withDefaults(o.Common)
+	if protocol.Negotiate(host.Capabilities, desc.Info.Capabilities).Has(protocol.CheckOptions) {
+		// As lmbench does before it contacts the engine: no model yet.
+		cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, CheckOnly: true,
+			Common: protocol.Common{Seed: common.Seed, KVCacheVolumeGB: common.KVCacheVolumeGB, TokensPerGB: common.TokensPerGB}})
+		if err != nil {
+			return nil, fmt.Errorf("check-only configure: %w", err)
+		}
+		if len(cr.Errors) > 0 {
+			return nil, &ConfigError{Errors: cr.Errors}
+		}
+	}
+	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: common, Tokens: o.Tokens})
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w", err)
 	}
