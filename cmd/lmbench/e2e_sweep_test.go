@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/lmbench/lmbench/core/record"
 )
@@ -58,7 +62,7 @@ func TestSweepWritesEveryPoint(t *testing.T) {
 	needBinaries(t)
 	out := t.TempDir()
 	const n = 20
-	res := lmbench(t, nil, sweepArgs(out, "--rp-num-requests", fmt.Sprint(n), "--sweep", "rp_rate=50:400:x2")...)
+	res := lmbench(t, nil, sweepArgs(out, "--rp-num-requests", fmt.Sprint(n), "--sweep", "rp_rate=50:400:x2", "--exporter", "parquet")...)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
@@ -88,6 +92,72 @@ func TestSweepWritesEveryPoint(t *testing.T) {
 	if fmt.Sprint(per) != fmt.Sprintf("map[1 50:%d 2 100:%d 3 200:%d 4 400:%d]", n, n, n, n) {
 		t.Errorf("rows per point: %v", per)
 	}
+	checkSweepParquet(t, out, s, n)
+}
+
+// sweepRow is the part of a combined Parquet row the sweep tests check.
+type sweepRow struct {
+	RunID     string  `parquet:"run_id"`
+	RequestID string  `parquet:"request_id"`
+	Point     *string `parquet:"tag_point,optional"`
+	Rate      *string `parquet:"tag_rp_rate,optional"`
+}
+
+// checkSweepParquet reads sweep_results.parquet back: n rows for each of
+// the summary's points, in point order, each with its point's number,
+// swept value and run id (the one in the point's journal), and the sweep's
+// summary in the footer.
+func checkSweepParquet(t *testing.T, out string, s sweepSummary, n int) {
+	t.Helper()
+	path := filepath.Join(out, sweepParquetName)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s is not a complete Parquet file: %v", path, err)
+	}
+	rows := make([]sweepRow, pf.NumRows())
+	r := parquet.NewGenericReader[sweepRow](pf)
+	defer r.Close()
+	got, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("%s: %v", path, err)
+	}
+	rows = rows[:got]
+	if len(rows) != len(s.Points)*n {
+		t.Fatalf("%s: %d rows, want %d (%d points of %d)", path, len(rows), len(s.Points)*n, len(s.Points), n)
+	}
+	for i, p := range s.Points {
+		runID := readJournal(t, filepath.Join(out, p.Dir, record.JournalName)).Run.ID
+		for _, row := range rows[i*n : (i+1)*n] {
+			if row.Point == nil || *row.Point != fmt.Sprint(p.Point) || row.Rate == nil || *row.Rate != formatValue(p.Value) || row.RunID != runID {
+				t.Fatalf("%s: row %+v (point %v, rp_rate %v) in point %d's place, want point %d, rp_rate %s, run %s",
+					path, row, orNull(row.Point), orNull(row.Rate), p.Point, p.Point, formatValue(p.Value), runID)
+			}
+		}
+	}
+	var footer sweepSummary
+	for _, kv := range pf.Metadata().KeyValueMetadata {
+		if kv.Key == "lmbench.summary" {
+			if err := json.Unmarshal([]byte(kv.Value), &footer); err != nil {
+				t.Fatalf("%s: footer summary: %v", path, err)
+			}
+		}
+	}
+	if len(footer.Points) != len(s.Points) || footer.Key != s.Key {
+		t.Errorf("%s: footer summary has %d points of %q, want the sweep summary's %d of %q", path, len(footer.Points), footer.Key, len(s.Points), s.Key)
+	}
+}
+
+func orNull(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
 }
 
 // Killed during point 3, a sweep leaves points 1 and 2 complete, and a
@@ -97,7 +167,7 @@ func TestSweepKilledKeepsFinishedPoints(t *testing.T) {
 	needBinaries(t)
 	out := t.TempDir()
 	// 30 requests at 20 req/s: 1.45 s a point.
-	cmd, _, stderr := startLmbench(t, nil, sweepArgs(out, "--rp-num-requests", "30", "--sweep", "rp_rate=20,21,22,23")...)
+	cmd, _, stderr := startLmbench(t, nil, sweepArgs(out, "--rp-num-requests", "30", "--sweep", "rp_rate=20,21,22,23", "--exporter", "parquet")...)
 	third := filepath.Join(out, "point-03_rp_rate=22", record.JournalName)
 	waitFor(t, "point 3 to be under way", func() bool { return journaled(third) >= 3 })
 	cmd.Process.Kill()
@@ -115,6 +185,7 @@ func TestSweepKilledKeepsFinishedPoints(t *testing.T) {
 	if rows := readCSV(t, filepath.Join(out, sweepResultsName)); len(rows) != 1+2*30 {
 		t.Errorf("combined CSV has %d rows, want the 60 of points 1 and 2 and a header", len(rows))
 	}
+	checkSweepParquet(t, out, s, 30)
 }
 
 // The ladder stops at the first point that breaks the SLO, and the search

@@ -120,9 +120,9 @@ func hostRegistry() *config.Registry {
 	}
 	// Keys of the original's files with no option here, loaded when they
 	// ask for what lmbench does anyway: has_lmcache only gated a prompt;
-	// later versions wrote ignore_eos and a 128-token max output length.
+	// later versions wrote a 128-token max output length (and ignore_eos,
+	// now the option of that key, loadOptions).
 	r.Tolerate("has_lmcache", nil)
-	r.Tolerate("ignore_eos", false)
 	r.Tolerate("ldqa_max_output_length", 128)
 	r.Tolerate("ldp_max_output_length", 128)
 	return r

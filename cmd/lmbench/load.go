@@ -15,6 +15,7 @@ import (
 const (
 	keyMaxConcurrency = host.MaxConcurrencyKey
 	keySLO            = host.SLOKey
+	keyIgnoreEOS      = "ignore_eos"
 )
 
 // maxConcurrencyLimit bounds --max-concurrency: past it the cap means
@@ -29,6 +30,8 @@ func loadOptions() []config.Option {
 			Help: "Most requests in flight at once, for any workload (vLLM's --max-concurrency); a request due while the cap is reached waits, and the wait shows as dispatch lag. 0: no cap."},
 		{Key: keySLO, Type: tString, Default: "", Label: "SLO (goodput limits)", Group: generalGroup, Advanced: true,
 			Help: "Per-request limits in ms for goodput, as vLLM's --goodput: KEY:MS pairs, comma- or space-separated, KEY one of ttft, tpot, itl (the longest gap), e2e (e.g. ttft:200,tpot:50). A request is good when it succeeded and meets every limit; the summary reports goodput (good requests per second) and the share meeting each limit."},
+		{Key: keyIgnoreEOS, Type: tBool, Default: false, Label: "Ignore EOS", Group: generalGroup, Advanced: true,
+			Help: "Ask the engine for exactly max_tokens output tokens on every request, for any workload (vLLM bench serve's --ignore-eos): the body gets ignore_eos and min_tokens, which vLLM and SGLang honour; an engine that ignores them may still stop early (output_tokens says)."},
 	}
 }
 
@@ -59,6 +62,9 @@ func loadEntries(v *config.Values) []config.Entry {
 	var out []config.Entry
 	if n := v.Int(keyMaxConcurrency); n > 0 {
 		out = append(out, config.Entry{Key: keyMaxConcurrency, Value: n})
+	}
+	if v.Bool(keyIgnoreEOS) {
+		out = append(out, config.Entry{Key: keyIgnoreEOS, Value: true})
 	}
 	if slo, err := stats.ParseSLO(v.String(keySLO)); err == nil && slo.Set() {
 		out = append(out, config.Entry{Key: keySLO, Value: slo.String()})

@@ -187,6 +187,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: block, BlockSizeFrom: blockFrom,
 		Abort: lim.abortPolicy(p), Hurry: hurry,
 		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
+		IgnoreEOS: v.Bool(keyIgnoreEOS),
 	})
 	if err != nil {
 		return exitFailed, err

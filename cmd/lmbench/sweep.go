@@ -46,8 +46,10 @@ const sweepUsage = `lmbench sweep --sweep KEY=VALUES [--sweep-search] [run flags
 Runs lmbench run once per value of one option, one after another, each in
 its own directory under --output-dir (point-01_KEY=VALUE, …, written as it
 finishes, so a crash keeps the finished points), and writes beside them
-sweep_summary.json (every point's load, latency and goodput figures) and
-sweep_results.csv (every point's rows, with a point column).
+sweep_summary.json (every point's load, latency and goodput figures),
+sweep_results.csv (every point's rows, with a point column) and, with
+--exporter parquet, sweep_results.parquet (the same rows, with tag_point
+and tag_KEY columns).
 
   --sweep KEY=VALUES        the option (its config key, e.g. mrc_qps, rp_rate,
                             max_concurrency) and its values: 1,2,4,8 or the
@@ -161,6 +163,7 @@ type sweepSummary struct {
 	Best       *sweepPoint  `json:"best"` // with --sweep-search: the highest value meeting the SLO
 	Complete   bool         `json:"complete"`
 	resultsErr error
+	parquet    *sweepParquet // nil: the points write no Parquet
 }
 
 // cmdSweep is `lmbench sweep`.
@@ -193,6 +196,7 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 	opt, ok := r.reg.LookupFlag(flag)
 	outDir, slo := r.vals.String(keyOutputDir), r.vals.String(keySLO)
 	loadErr := checkLoad(r.vals)
+	pq := parquetOf(r)
 	s.close()
 	switch {
 	case !ok || opt.Key != key:
@@ -224,7 +228,7 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return exitFailed, fmt.Errorf("--output-dir %s: %w", outDir, err)
 	}
-	sum := &sweepSummary{Key: key, Flag: "--" + flag, Values: values, MinGood: sf.minGood}
+	sum := &sweepSummary{Key: key, Flag: "--" + flag, Values: values, MinGood: sf.minGood, parquet: pq}
 	if slo != "" {
 		sum.SLO = &slo
 	}
@@ -393,8 +397,8 @@ func readPoint(p *sweepPoint, dir string, minGood float64, hasSLO bool) {
 	}
 }
 
-// writeSweep rewrites sweep_summary.json and sweep_results.csv from the
-// points so far, each through a temporary file and a rename, so a kill
+// writeSweep rewrites sweep_summary.json, sweep_results.csv and (when the
+// points write Parquet) sweep_results.parquet from the points so far, each through a temporary file and a rename, so a kill
 // leaves the last complete versions.
 func writeSweep(stderr io.Writer, dir string, sum *sweepSummary) {
 	b, err := json.MarshalIndent(sum, "", "  ")
@@ -403,6 +407,9 @@ func writeSweep(stderr io.Writer, dir string, sum *sweepSummary) {
 	}
 	if err == nil {
 		err = writeAtomic(filepath.Join(dir, sweepResultsName), func(w io.Writer) error { return combineResults(w, dir, sum) })
+	}
+	if err == nil && sum.parquet != nil {
+		err = combineParquet(stderr, dir, sum, sum.parquet, b)
 	}
 	if err != nil {
 		sum.resultsErr = err

@@ -45,6 +45,11 @@ type Request struct {
 	// MaxTokens is sent as "max_tokens"; when <= 0 the field is left out and
 	// the engine's own limit applies.
 	MaxTokens int
+	// IgnoreEOS asks for exactly MaxTokens output tokens: the body gets
+	// vLLM's and SGLang's extra fields "ignore_eos":true and (with
+	// MaxTokens set) "min_tokens" equal to it, so the engine does not stop
+	// at the end-of-sequence token.
+	IgnoreEOS bool
 	// Tools the model may call (chat only).
 	Tools []Tool
 	// Header holds extra headers (e.g. traceparent); they replace defaults
@@ -65,7 +70,7 @@ const bodyTail = `,"temperature":0.0,"stream_options":{"include_usage":true}}`
 
 // appendBody appends the JSON request body, fields in the order model,
 // messages|prompt, tools (chat, when there are any), stream, max_tokens,
-// temperature, stream_options. prefix is the pre-encoded `{"model":"…",` of
+// ignore_eos and min_tokens (with IgnoreEOS), temperature, stream_options. prefix is the pre-encoded `{"model":"…",` of
 // the Sender. It fails only on a tool whose parameters are not JSON: they
 // are copied raw, and an invalid body must never reach the engine.
 func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
@@ -93,6 +98,13 @@ func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
 	if r.MaxTokens > 0 {
 		dst = append(dst, `,"max_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
+	}
+	if r.IgnoreEOS {
+		dst = append(dst, `,"ignore_eos":true`...)
+		if r.MaxTokens > 0 {
+			dst = append(dst, `,"min_tokens":`...)
+			dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
+		}
 	}
 	return append(dst, bodyTail...), nil
 }

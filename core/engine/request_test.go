@@ -31,6 +31,21 @@ func TestAppendBody(t *testing.T) {
 			want: `{"model":"m","prompt":"first","stream":true,"max_tokens":2,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
 		{
+			name: "ignore_eos asks for exactly max_tokens",
+			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}, MaxTokens: 64, IgnoreEOS: true},
+			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":64,"ignore_eos":true,"min_tokens":64,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "ignore_eos in completions",
+			req:  Request{Prompt: "p", Completion: true, MaxTokens: 5, IgnoreEOS: true},
+			want: `{"model":"m","prompt":"p","stream":true,"max_tokens":5,"ignore_eos":true,"min_tokens":5,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "ignore_eos without max_tokens sets no min_tokens",
+			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}, IgnoreEOS: true},
+			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"ignore_eos":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
 			name: "no max_tokens when zero",
 			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}},
 			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,

@@ -95,6 +95,9 @@ type Plan struct {
 	// MaxConcurrency caps requests in flight (0: no cap).
 	RequestedRate  float64
 	MaxConcurrency int
+	// IgnoreEOS asks the engine for exactly max_tokens on every request
+	// (--ignore-eos), whatever the workload asks.
+	IgnoreEOS bool
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -186,6 +189,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		header = obs.trace.Header
 	}
 	tr := newTransport(ctx, p.Sender, header)
+	tr.ignoreEOS = p.IgnoreEOS
 	defer tr.close()
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()

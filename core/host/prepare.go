@@ -87,9 +87,10 @@ func (p *Prepared) Close() {
 	p.closers = nil
 }
 
-// Prepare resolves what needs the network: it starts the built-in engine
-// (when asked), detects the model, reads tokens per GB from LMCache when
-// not given, then configures the workload. On error nothing it started
+// Prepare resolves what needs the network: it has the workload check its
+// options first (precheck.go), then starts the built-in engine (when
+// asked), detects the model, reads tokens per GB from LMCache when not
+// given, and configures the workload. On error nothing it started
 // keeps running.
 func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err error) {
 	if s.KVCacheVolumeGB <= 0 {
@@ -103,6 +104,9 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		if err := CheckTokenizer(s.Tokenizer, tokOrigin); err != nil {
 			return nil, UsageError{err}
 		}
+	}
+	if err := precheck(ctx, s); err != nil {
+		return nil, err
 	}
 	p := &Prepared{APIKey: s.APIKey}
 	defer func() {

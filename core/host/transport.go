@@ -40,6 +40,8 @@ type transport struct {
 	// sleepTimer is SleepUntil's, used on the loop's second goroutine
 	// while a Step is in flight (never at the same time as timer's Wait).
 	sleepTimer *time.Timer
+	// ignoreEOS asks every request for exactly its max tokens (--ignore-eos).
+	ignoreEOS bool
 }
 
 func newTransport(ctx context.Context, s Sender, header func() http.Header) *transport {
@@ -57,6 +59,7 @@ func (t *transport) Now() time.Time { return time.Now() }
 
 func (t *transport) Send(out *runloop.Outgoing) {
 	req := engineRequest(out)
+	req.IgnoreEOS = req.IgnoreEOS || t.ignoreEOS
 	if t.header != nil {
 		req.Header = t.header()
 	}
@@ -154,7 +157,7 @@ func (t *transport) close() { t.abandon() }
 
 // engineRequest is the request the engine sender sends for out.
 func engineRequest(out *runloop.Outgoing) engine.Request {
-	req := engine.Request{ID: out.ID, Prompt: out.Prompt, Completion: out.Completion, MaxTokens: out.MaxTokens}
+	req := engine.Request{ID: out.ID, Prompt: out.Prompt, Completion: out.Completion, MaxTokens: out.MaxTokens, IgnoreEOS: out.IgnoreEOS}
 	if len(out.Messages) > 0 {
 		req.Messages = make([]engine.Message, len(out.Messages))
 		for i, m := range out.Messages {

@@ -880,6 +880,10 @@ func TestEngineRequestAndOutcome(t *testing.T) {
 	if d := cmp.Diff(engine.Request{ID: "c", Prompt: "Once", Completion: true, MaxTokens: 2}, engineRequest(compl)); d != "" {
 		t.Errorf("completions request (-want +got):\n%s", d)
 	}
+	exact := &runloop.Outgoing{ID: "e", Prompt: "Once", Completion: true, MaxTokens: 9, IgnoreEOS: true}
+	if d := cmp.Diff(engine.Request{ID: "e", Prompt: "Once", Completion: true, MaxTokens: 9, IgnoreEOS: true}, engineRequest(exact)); d != "" {
+		t.Errorf("ignore-EOS request (-want +got):\n%s", d)
+	}
 
 	t0 := time.Unix(100, 0)
 	ok := engine.Result{ID: "q", Success: true, Text: "sunny", ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "f", Arguments: "{}"}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -287,4 +288,86 @@ func TestWarmStreamGolden(t *testing.T) {
 		t.Fatalf("status %d: %s", status, body)
 	}
 	golden(t, "chat_stream_warm.golden", body)
+}
+
+// With EOSAfter an answer stops at the end-of-sequence token (finish
+// reason stop) unless the request sets ignore_eos or a larger min_tokens;
+// streamed and whole, chat and text.
+func TestEOSAfter(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.EOSAfter = 3
+	_, url := startServer(t, cfg)
+	for _, tc := range []struct {
+		name, extra string
+		tokens      int
+		finish      string
+	}{
+		{"stops at EOS", `"max_tokens":10`, 3, "stop"},
+		{"ignore_eos runs to max_tokens", `"max_tokens":10,"ignore_eos":true`, 10, "length"},
+		{"min_tokens past EOS", `"max_tokens":10,"min_tokens":7`, 7, "stop"},
+		{"min_tokens equal to max_tokens", `"max_tokens":10,"min_tokens":10`, 10, "length"},
+		{"max_tokens before EOS", `"max_tokens":2`, 2, "length"},
+	} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s stream=%v", tc.name, stream), func(t *testing.T) {
+				t.Parallel()
+				extra := tc.extra + fmt.Sprintf(`,"stream":%v`, stream)
+				if stream {
+					extra += `,"stream_options":{"include_usage":true}`
+				}
+				code, body := postRead(t, url+"/v1/chat/completions", chatBody("a b c", extra))
+				if code != http.StatusOK {
+					t.Fatalf("status %d: %s", code, body)
+				}
+				var finish string
+				var u *usage
+				if stream {
+					for _, c := range parseSSE(t, body) {
+						for _, ch := range c.Choices {
+							if ch.FinishReason != nil {
+								finish = *ch.FinishReason
+							}
+						}
+						if c.Usage != nil {
+							u = c.Usage
+						}
+					}
+				} else {
+					var c chunk
+					if err := json.Unmarshal([]byte(body), &c); err != nil {
+						t.Fatal(err)
+					}
+					finish, u = *c.Choices[0].FinishReason, c.Usage
+				}
+				if u == nil || u.CompletionTokens != tc.tokens || finish != tc.finish {
+					t.Errorf("usage %+v, finish %q; want %d completion tokens, finish %q", u, finish, tc.tokens, tc.finish)
+				}
+			})
+		}
+	}
+	if code, body := postRead(t, url+"/v1/chat/completions", chatBody("a", `"max_tokens":4,"min_tokens":5`)); code != http.StatusBadRequest || !strings.Contains(body, "min_tokens") {
+		t.Errorf("min_tokens above max_tokens: status %d %s, want 400 naming min_tokens", code, body)
+	}
+}
+
+// /metrics counts the answers that ended at the EOS token apart, as
+// vLLM's finished_reason label does.
+func TestEOSAfterMetrics(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.EOSAfter = 3
+	_, url := startServer(t, cfg)
+	for _, extra := range []string{`"max_tokens":10`, `"max_tokens":10`, `"max_tokens":10,"ignore_eos":true`} {
+		if code, body := postRead(t, url+"/v1/chat/completions", chatBody("a b", extra)); code != http.StatusOK {
+			t.Fatalf("status %d: %s", code, body)
+		}
+	}
+	_, m := get(t, url+"/metrics")
+	for _, want := range []string{`vllm:request_success_total{engine="0",finished_reason="stop",model_name="lmbench-sim"} 2`,
+		`vllm:request_success_total{engine="0",finished_reason="length",model_name="lmbench-sim"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -22,6 +22,12 @@ type Config struct {
 	// DefaultMaxTokens is the output length when a request sets neither
 	// max_tokens nor max_completion_tokens.
 	DefaultMaxTokens int
+	// EOSAfter, above 0, makes every answer reach the end-of-sequence
+	// token after this many output tokens and stop there (finish_reason
+	// "stop"), as a real model ends before max_tokens, unless the request
+	// sets ignore_eos; never before its min_tokens. 0 (the default): every
+	// answer runs to max_tokens.
+	EOSAfter int
 
 	// PrefillPerToken is the GPU time to prefill one prompt token that no
 	// tier holds.
@@ -149,6 +155,8 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
 		"largest prompt plus output, in tokens; longer requests get 400 as in vLLM")
 	fs.IntVar(&c.DefaultMaxTokens, prefix+"default-max-tokens", c.DefaultMaxTokens,
 		"output tokens generated when a request sets neither max_tokens nor max_completion_tokens")
+	fs.IntVar(&c.EOSAfter, prefix+"eos-after", c.EOSAfter,
+		"answers end at the end-of-sequence token after this many output tokens (finish_reason stop) unless the request sets ignore_eos, never before its min_tokens; 0 = every answer runs to max_tokens")
 	fs.DurationVar(&c.PrefillPerToken, prefix+"prefill-per-token", c.PrefillPerToken,
 		"GPU time to prefill one prompt token no cache tier holds; prefills run one at a time, in arrival order")
 	fs.DurationVar(&c.CPULoadPerToken, prefix+"cpu-load-per-token", c.CPULoadPerToken,
@@ -225,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if c.DefaultMaxTokens < 1 {
 		bad("default-max-tokens", "DefaultMaxTokens", "must be >= 1, got %d", c.DefaultMaxTokens)
+	}
+	if c.EOSAfter < 0 {
+		bad("eos-after", "EOSAfter", "must be >= 0 (0: no early end), got %d", c.EOSAfter)
 	}
 	for _, d := range []struct {
 		flag, field string

@@ -28,14 +28,16 @@
 //     (optional; another name gets 404), messages or prompt, max_tokens or
 //     max_completion_tokens (the latter wins; default
 //     Config.DefaultMaxTokens), stream and stream_options.include_usage.
-//     Sampling fields such as temperature, and ignore_eos, are accepted and
-//     ignored: the output always runs to max_tokens. Prompt plus output
+//     Sampling fields such as temperature are accepted and ignored. The
+//     output runs to max_tokens, unless Config.EOSAfter ends it earlier
+//     (finish_reason "stop"); ignore_eos: true, or a larger min_tokens,
+//     keeps it going, as in vLLM. Prompt plus output
 //     longer than Config.MaxModelLen gets vLLM's 400. Responses report
 //     usage.prompt_tokens_details.cached_tokens: the prefix tokens found
 //     in any tier.
 //   - Streams are server-sent events: for chat, a first chunk with
 //     delta {"role":"assistant","content":""}, then one chunk per output
-//     token (the last carrying finish_reason "length" and stop_reason
+//     token (the last carrying finish_reason "length", or "stop", and stop_reason
 //     null), then, with include_usage, a chunk with no choices and the
 //     usage, then "data: [DONE]". Completions streams are the same without
 //     the role chunk, the token in choices[0].text and "usage":null on
@@ -96,7 +98,7 @@
 // with a BOS token. usage.prompt_tokens and the KV cache count the same
 // tokens /tokenize does. Config.NoTokenize answers /tokenize and
 // /detokenize with 404.
-// The output is always exactly max_tokens tokens: word k of a fixed
+// The output is exactly max_tokens tokens (fewer with Config.EOSAfter): word k of a fixed
 // 16-word vocabulary, with a leading space on every token but the first,
 // so the output text splits back into completion_tokens words.
 //

@@ -103,6 +103,7 @@ type engineStats struct {
 	computedTokens   atomic.Int64 // prompt tokens prefilled (not found in any tier)
 	blendRecomputed  atomic.Int64 // blended tokens recomputed anyway
 	requestsDone     atomic.Int64 // requests that produced all their tokens
+	requestsStopped  atomic.Int64 // of those, ended at the EOS token before max_tokens (Config.EOSAfter)
 	// Prompt tokens looked up in the CPU and disk tiers (what a KV
 	// connector is asked for), and the requests that looked them up.
 	externalQueries  atomic.Int64

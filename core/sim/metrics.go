@@ -110,8 +110,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.promptTokens.Load())
 	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.generationTokens.Load())
+	stopped := st.requestsStopped.Load()
 	counter("vllm:request_success_total", "Count of successfully processed requests.",
-		st.requestsDone.Load(), "finished_reason", "length")
+		st.requestsDone.Load()-stopped, "finished_reason", "length")
+	if s.cfg.EOSAfter > 0 { // answers may end at the EOS token
+		counter("vllm:request_success_total", "Count of successfully processed requests.",
+			stopped, "finished_reason", "stop")
+	}
 
 	if lower := tiers[tierCPU].on || tiers[tierDisk].on; lower {
 		external := (tiers[tierCPU].counters.hits + tiers[tierDisk].counters.hits) * bs

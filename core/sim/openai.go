@@ -24,6 +24,9 @@ type params struct {
 	N                   *int           `json:"n"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options"`
+	// vLLM's and SGLang's extra fields for an exact output length.
+	IgnoreEOS bool `json:"ignore_eos"`
+	MinTokens *int `json:"min_tokens"`
 	// temperature, top_p, seed and the rest are accepted and ignored: the
 	// output is fixed.
 }
@@ -132,7 +135,28 @@ func (p params) resolve(cfg Config) (maxTokens int, err *apiError) {
 			return 0, badRequest("max_tokens: must be >= 1, got %d", maxTokens)
 		}
 	}
+	if p.MinTokens != nil && (*p.MinTokens < 0 || *p.MinTokens > maxTokens) {
+		return 0, badRequest("min_tokens: must be between 0 and max_tokens (%d), got %d", maxTokens, *p.MinTokens)
+	}
 	return maxTokens, nil
+}
+
+// outputTokens is how many of maxTokens the answer produces: all of them,
+// unless Config.EOSAfter ends it earlier (stop: at the end-of-sequence
+// token) and the request neither sets ignore_eos nor asks for more with
+// min_tokens.
+func (p params) outputTokens(cfg Config, maxTokens int) (n int, stop bool) {
+	if cfg.EOSAfter <= 0 || p.IgnoreEOS {
+		return maxTokens, false
+	}
+	n = cfg.EOSAfter
+	if p.MinTokens != nil {
+		n = max(n, *p.MinTokens)
+	}
+	if n >= maxTokens {
+		return maxTokens, false
+	}
+	return n, true
 }
 
 // messageText flattens a message's content: a string, null, or a list of
@@ -277,12 +301,21 @@ type textChoice struct {
 // reply renders one request's responses in its API's shape.
 type reply struct {
 	chat    bool
+	stop    bool // the answer ended at the end-of-sequence token, before max_tokens
 	id      string
 	created int64
 	model   string
 }
 
-var finishLength = "length" // every output runs to max_tokens
+var finishLength, finishStop = "length", "stop"
+
+// finish is the last chunk's finish_reason.
+func (r reply) finish() *string {
+	if r.stop {
+		return &finishStop
+	}
+	return &finishLength
+}
 
 func (r reply) roleChunk() any {
 	return chatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
@@ -293,7 +326,7 @@ func (r reply) tokenChunk(text string, last bool) any {
 	var finish *string
 	var stop json.RawMessage
 	if last {
-		finish, stop = &finishLength, json.RawMessage("null")
+		finish, stop = r.finish(), json.RawMessage("null")
 	}
 	if r.chat {
 		return chatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
@@ -315,11 +348,11 @@ func (r reply) usageChunk(u *usage) any {
 func (r reply) whole(text string, u *usage) any {
 	if r.chat {
 		return chatResponse{ID: r.id, Object: "chat.completion", Created: r.created, Model: r.model,
-			Choices: []chatChoice{{Message: chatMessageOut{Role: "assistant", Content: text}, FinishReason: finishLength}},
+			Choices: []chatChoice{{Message: chatMessageOut{Role: "assistant", Content: text}, FinishReason: *r.finish()}},
 			Usage:   u}
 	}
 	return textCompletion{ID: r.id, Object: "text_completion", Created: r.created, Model: r.model,
-		Choices: []textChoice{{Text: text, FinishReason: &finishLength}}, Usage: u}
+		Choices: []textChoice{{Text: text, FinishReason: r.finish()}}, Usage: u}
 }
 
 // sse writes server-sent events, one `data:` line per JSON chunk, flushed

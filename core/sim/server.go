@@ -287,6 +287,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		writeError(w, apiErr)
 		return
 	}
+	maxTokens, stopEarly := p.outputTokens(s.cfg, maxTokens)
 	faults, die := s.faults.next()
 	if die {
 		s.die()
@@ -333,7 +334,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	if chat {
 		idPrefix = "chatcmpl-"
 	}
-	rep := reply{chat: chat, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
+	rep := reply{chat: chat, stop: stopEarly, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
 
 	var g generation
 	var err error
@@ -406,6 +407,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		}
 	}
 	s.dropIfDead()
+	if stopEarly && g.completionTokens == maxTokens {
+		st.requestsStopped.Add(1)
+	}
 
 	if err != nil && (out == nil || !out.started) {
 		// Nobody may be listening (the client hung up), but if someone is

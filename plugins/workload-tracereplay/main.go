@@ -15,6 +15,7 @@ type Options struct {
 	BlockSize   int     `opt:"block-size" label:"Block size (tokens per hash id)" help:"Tokens covered by one hash id (Mooncake's traces: 512): every hash id but a request's last covers a full block, so len(hash_ids) must be ceil(input_length / block-size)." min:"1"`
 	MaxRequests int     `opt:"max-requests" label:"Max requests" help:"Replay at most this many requests of the window; 0 = all." min:"0"`
 	Start       float64 `opt:"start" label:"Window start (s)" help:"Skip the requests whose timestamp is earlier than this many seconds of trace time; the first one replayed is sent at once." min:"0" advanced:"true"`
+	IgnoreEOS   bool    `opt:"ignore-eos" label:"Exact output lengths (ignore EOS)" help:"Ask the engine for exactly each request's output_length tokens (ignore_eos and min_tokens, which vLLM and SGLang honour), so answers do not end early at the end-of-sequence token. false: max_tokens alone, the engine may stop sooner."`
 	Duration    float64 `opt:"duration" label:"Window length (s)" help:"Replay only the requests within this many seconds of trace time from --tr-start (before the speed-up); 0 = to the end." min:"0" advanced:"true"`
 }
 
@@ -29,7 +30,7 @@ var Definition = workload.Definition[Options]{
 	// hit); first_hash_id: the first hash id (Mooncake's traces group
 	// requests by it).
 	TagKeys:  []string{"line", "shared_blocks", "first_hash_id"},
-	Defaults: Options{Format: "auto", Speedup: 1, BlockSize: 512},
+	Defaults: Options{Format: "auto", Speedup: 1, BlockSize: 512, IgnoreEOS: true},
 	New:      newReplay,
 }
 

@@ -52,15 +52,31 @@ type replay struct {
 	cached, expected int64
 }
 
+// Precheck reads and lints the trace and selects the window, so a defect
+// is reported before lmbench contacts the engine (workload.Prechecker).
+func (o Options) Precheck() error {
+	_, _, _, err := o.load()
+	return err
+}
+
+// load reads and lints the trace and selects the window to replay.
+func (o Options) load() (entries, sel []entry, format string, err error) {
+	entries, format, err = readTrace(o.Trace, o.Format, o.BlockSize)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	sel = window(entries, o.Start, o.Duration, o.MaxRequests)
+	if len(sel) == 0 {
+		return nil, nil, "", option.Errorf("start", "no request of %s (timestamps %s to %s ms) falls in the window from %v s for %v s",
+			o.Trace, num(entries[0].timestamp), num(entries[len(entries)-1].timestamp), o.Start, o.Duration)
+	}
+	return entries, sel, format, nil
+}
+
 func newReplay(o Options, env workload.Env) (workload.Workload, error) {
-	entries, format, err := readTrace(o.Trace, o.Format, o.BlockSize)
+	entries, sel, format, err := o.load()
 	if err != nil {
 		return nil, err
-	}
-	sel := window(entries, o.Start, o.Duration, o.MaxRequests)
-	if len(sel) == 0 {
-		return nil, option.Errorf("start", "no request of %s (timestamps %s to %s ms) falls in the window from %v s for %v s",
-			o.Trace, num(entries[0].timestamp), num(entries[len(entries)-1].timestamp), o.Start, o.Duration)
 	}
 	w := &replay{o: o, log: env.Logger, format: format, total: len(entries), prompts: newPrompts(env.Seed, o.BlockSize)}
 	if format != formatMooncake {
@@ -144,13 +160,16 @@ func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOu
 }
 
 // request is the trace's request p: its prompt, max_tokens = its output
-// length, due at its scaled timestamp.
+// length (exactly, with --tr-ignore-eos), due at its scaled timestamp.
 func (w *replay) request(p planned) workload.Request {
 	line := strconv.Itoa(p.line)
 	r := workload.Chat("line"+line, workload.User(workload.Text(w.prompts.text(p.hashIDs, p.input)))).
 		WithMaxTokens(p.output).
 		At(p.due).
 		Tag("line", line)
+	if w.o.IgnoreEOS {
+		r = r.WithIgnoreEOS()
+	}
 	if w.format == formatMooncake {
 		r = r.Tag("shared_blocks", strconv.Itoa(p.shared)).
 			Tag("first_hash_id", strconv.FormatInt(p.hashIDs[0], 10))

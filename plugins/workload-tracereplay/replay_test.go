@@ -15,6 +15,7 @@ import (
 
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/sdktest"
+	"github.com/lmbench/lmbench/sdk/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -115,6 +116,27 @@ func TestScheduleWithSpeedup(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every request asks for exactly its output length (ignore EOS) by
+// default, and none does with --tr-ignore-eos=false.
+func TestIgnoreEOS(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{true, false} {
+		opts := smallTrace()
+		if !on {
+			opts = with(opts, "ignore-eos", false)
+		}
+		tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts})
+		if len(tr.Measured()) == 0 {
+			t.Fatal("no request sent")
+		}
+		for _, s := range tr.Measured() {
+			if s.IgnoreEOS != on {
+				t.Errorf("ignore-eos %v: %s sent with IgnoreEOS %v", on, s.ID, s.IgnoreEOS)
+			}
+		}
 	}
 }
 
@@ -395,5 +417,20 @@ func TestReuseCheck(t *testing.T) {
 				t.Errorf("no %s log %q in %v", tc.level, tc.want, logs.Lines(t))
 			}
 		})
+	}
+}
+
+// Precheck lints the whole trace without the engine: a defect is its
+// error, naming the file and line; a sound trace passes.
+func TestPrecheck(t *testing.T) {
+	t.Parallel()
+	var good workload.Prechecker = Options{Trace: filepath.Join("testdata", "small.jsonl"), Format: "auto", Speedup: 1, BlockSize: 4}
+	if err := good.Precheck(); err != nil {
+		t.Errorf("small.jsonl: %v", err)
+	}
+	path := writeTrace(t, "bad.jsonl", `{"timestamp": 5, "input_length": 4, "output_length": 1}`+"\n"+`{"timestamp": 1, "input_length": 4, "output_length": 1}`+"\n")
+	err := Options{Trace: path, Format: "auto", Speedup: 1, BlockSize: 4}.Precheck()
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:2") {
+		t.Errorf("a timestamp going back: Precheck = %v, want an error naming bad.jsonl:2", err)
 	}
 }

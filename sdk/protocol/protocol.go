@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 2
+	Minor = 3
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -48,6 +48,17 @@ const (
 	// RequestedRate: the workload says in Configured.RequestedRate what
 	// rate its schedule asks for. (minor 2)
 	RequestedRate = "requested-rate"
+	// IgnoreEOS: a request may ask for exactly its MaxTokens output tokens
+	// (Request.IgnoreEOS); the host sends vLLM's and SGLang's extra body
+	// fields ignore_eos and min_tokens. An older host sends the request
+	// without them. (minor 3)
+	IgnoreEOS = "ignore-eos"
+	// CheckOptions: before it contacts the engine, the host sends a
+	// Configure with WorkloadConfig.CheckOnly; the plugin checks the
+	// options (the schema, Validate, and what else needs no engine, such as
+	// reading a trace) and answers their errors without configuring. A
+	// real Configure follows. (minor 3)
+	CheckOptions = "check-options"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -62,10 +73,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -229,6 +240,11 @@ type WorkloadConfig struct {
 	// host has none (--tokenizer words) or predates the Tokenizer
 	// capability (minor 2).
 	Tokens TokenCounter
+	// CheckOnly asks only for the options' errors, before the engine is
+	// contacted (the CheckOptions capability): Common has the seed, the
+	// KV-cache volume and tokens per GB when given, no model. The answer's
+	// Errors are all that counts; the workload is not configured.
+	CheckOnly bool
 }
 
 // Configured is Configure's answer.
@@ -327,6 +343,10 @@ type Request struct {
 	// knows it; the summary sets it beside the engine's
 	// usage.prompt_tokens. 0: not stated. (minor 2)
 	PromptTokens int
+	// IgnoreEOS asks the engine for exactly MaxTokens output tokens, not
+	// stopping at the end-of-sequence token (a trace's output lengths).
+	// The IgnoreEOS capability. (minor 3)
+	IgnoreEOS bool
 }
 
 // NextKind says when the host calls Step again.

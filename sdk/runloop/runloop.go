@@ -43,6 +43,8 @@ type Outgoing struct {
 	Tools      []protocol.Tool
 	// PromptTokens is the prompt's length the workload stated (0: none).
 	PromptTokens int
+	// IgnoreEOS: exactly MaxTokens output tokens (protocol.Request's field).
+	IgnoreEOS bool
 	// Due is when the request was due. Explicit: the workload set it
 	// (Request.At); otherwise it is when the Step that returned it was due.
 	Due      time.Time
@@ -656,7 +658,7 @@ func (l *loop[M]) release(outstanding int) int {
 func (l *loop[M]) resolve(ph protocol.Phase, r *protocol.Request) *Outgoing {
 	out := &Outgoing{Phase: ph, ID: r.ID, MaxTokens: r.MaxTokens, Tags: r.Tags, Completion: r.Completion, Tools: r.Tools,
 		ExpectedCachedTokens: r.ExpectedCachedTokens, HasExpectedCached: r.HasExpectedCached, TargetTier: r.TargetTier,
-		PromptTokens: r.PromptTokens}
+		PromptTokens: r.PromptTokens, IgnoreEOS: r.IgnoreEOS}
 	if r.Completion {
 		out.Prompt = l.text(r.Prompt)
 		return out

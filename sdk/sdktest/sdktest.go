@@ -58,6 +58,7 @@ type Sent struct {
 	Prompt     string            `json:"prompt,omitempty"`
 	Completion bool              `json:"completion,omitempty"`
 	MaxTokens  int               `json:"max_tokens"`
+	IgnoreEOS  bool              `json:"ignore_eos,omitempty"` // exactly MaxTokens asked for
 	Tags       map[string]string `json:"tags,omitempty"`
 	Tools      []protocol.Tool   `json:"tools,omitempty"`
 }
@@ -274,7 +275,19 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if err != nil {
 		return nil, err
 	}
-	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: withDefaults(o.Common), Tokens: o.Tokens})
+	common := withDefaults(o.Common)
+	if protocol.Negotiate(host.Capabilities, desc.Info.Capabilities).Has(protocol.CheckOptions) {
+		// As lmbench does before it contacts the engine: no model yet.
+		cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, CheckOnly: true,
+			Common: protocol.Common{Seed: common.Seed, KVCacheVolumeGB: common.KVCacheVolumeGB, TokensPerGB: common.TokensPerGB}})
+		if err != nil {
+			return nil, fmt.Errorf("check-only configure: %w", err)
+		}
+		if len(cr.Errors) > 0 {
+			return nil, &ConfigError{Errors: cr.Errors}
+		}
+	}
+	cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, Common: common, Tokens: o.Tokens})
 	if err != nil {
 		return nil, fmt.Errorf("configure: %w", err)
 	}
@@ -349,7 +362,7 @@ func (v *virtual) PhaseEnded(protocol.Phase, time.Time)           {}
 func (v *virtual) Send(req *runloop.Outgoing) {
 	now := v.Now()
 	s := Sent{Phase: req.Phase.String(), ID: req.ID, Offset: now.Sub(v.start), Scheduled: req.Due.Sub(v.start),
-		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, Tags: req.Tags, Tools: req.Tools}
+		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, IgnoreEOS: req.IgnoreEOS, Tags: req.Tags, Tools: req.Tools}
 	for _, m := range req.Messages {
 		s.Messages = append(s.Messages, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}

@@ -152,7 +152,7 @@ func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {
 	return &workloadv1.ConfigureRequest{Options: toValues(c.Options), Common: &workloadv1.Common{
 		Seed: c.Common.Seed, Model: c.Common.Model, KvCacheVolumeGb: c.Common.KVCacheVolumeGB,
 		TokensPerGb: c.Common.TokensPerGB, CompletionsMode: c.Common.CompletionsMode,
-	}, Tokenizer: c.Tokens != nil}
+	}, Tokenizer: c.Tokens != nil, CheckOnly: c.CheckOnly}
 }
 
 func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig {
@@ -160,7 +160,7 @@ func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig 
 	return protocol.WorkloadConfig{Options: fromValues(r.GetOptions()), Common: protocol.Common{
 		Seed: c.GetSeed(), Model: c.GetModel(), KVCacheVolumeGB: c.GetKvCacheVolumeGb(),
 		TokensPerGB: c.GetTokensPerGb(), CompletionsMode: c.GetCompletionsMode(),
-	}}
+	}, CheckOnly: r.GetCheckOnly()}
 }
 
 func toConfigured(c protocol.Configured) *workloadv1.ConfigureResponse {
@@ -246,7 +246,7 @@ func fromToolCalls(tcs []*workloadv1.ToolCall) []protocol.ToolCall {
 
 func toRequest(r *protocol.Request) *workloadv1.Request {
 	pr := &workloadv1.Request{Id: r.ID, MaxTokens: clampInt32(r.MaxTokens), Tags: r.Tags, MaxInFlight: uint32(min(max(r.MaxInFlight, 0), 1<<31-1)),
-		PromptTokens: uint32(min(max(r.PromptTokens, 0), 1<<31-1))}
+		PromptTokens: uint32(min(max(r.PromptTokens, 0), 1<<31-1)), IgnoreEos: r.IgnoreEOS}
 	if r.HasScheduled {
 		ns := int64(r.Scheduled)
 		pr.ScheduledNs = &ns
@@ -280,7 +280,7 @@ func clampInt32(n int) int32 {
 
 func fromRequest(r *workloadv1.Request) protocol.Request {
 	out := protocol.Request{ID: r.GetId(), MaxTokens: int(r.GetMaxTokens()), Tags: r.GetTags(), MaxInFlight: int(r.GetMaxInFlight()),
-		PromptTokens: int(r.GetPromptTokens())}
+		PromptTokens: int(r.GetPromptTokens()), IgnoreEOS: r.GetIgnoreEos()}
 	if r.ScheduledNs != nil {
 		out.Scheduled, out.HasScheduled = time.Duration(r.GetScheduledNs()), true
 	}

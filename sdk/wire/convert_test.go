@@ -147,6 +147,7 @@ func TestWorkloadConfigRoundTrip(t *testing.T) {
 	roundTrip(t, map[string]protocol.WorkloadConfig{
 		"full": {Options: someValues, Common: protocol.Common{Seed: -42, Model: "meta-llama/Llama-3.1-8B",
 			KVCacheVolumeGB: 12.5, TokensPerGB: 50000, CompletionsMode: true}},
+		"check only": {Options: someValues, Common: protocol.Common{Seed: 7, KVCacheVolumeGB: 1}, CheckOnly: true},
 	}, toWorkloadConfig, fromWorkloadConfig)
 }
 
@@ -193,6 +194,7 @@ var (
 		// Expected reuse of the document's tokens, from the CPU tier.
 		ExpectedCachedTokens: 1984, HasExpectedCached: true, TargetTier: "cpu",
 		PromptTokens: 2005,
+		IgnoreEOS:    true,
 	}
 	// A request meant to be cold: 0 expected, declared.
 	coldRequest = protocol.Request{ID: "cold", Messages: []protocol.Message{{Role: "user", Content: []protocol.Segment{{Text: "hi"}}}},

@@ -54,6 +54,14 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
+	if cfg.CheckOnly {
+		if p, ok := any(opts).(Prechecker); ok {
+			if err := p.Precheck(); err != nil {
+				return protocol.Configured{Errors: option.Errors(err)}, nil
+			}
+		}
+		return protocol.Configured{}, nil // nothing configured: a real Configure follows
+	}
 	reg := NewRegistry()
 	s.mu.Lock()
 	host := s.host
@@ -146,6 +154,9 @@ func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protoco
 		if !caps.Has(protocol.ExpectedReuse) {
 			// Informational: an older host has no ledger to put it in.
 			r.ExpectedCachedTokens, r.HasExpectedCached, r.TargetTier = 0, false, ""
+		}
+		if !caps.Has(protocol.IgnoreEOS) {
+			r.IgnoreEOS = false // an older host would not send it either
 		}
 		resp.Requests[i] = r
 	}

@@ -71,6 +71,14 @@ func (o testOptions) Validate() error {
 	return nil
 }
 
+// Precheck stands for a check that reads a file: 7 documents are "missing".
+func (o testOptions) Precheck() error {
+	if o.Docs == 7 {
+		return option.Errorf("docs", "document 7 is missing")
+	}
+	return nil
+}
+
 func definition(newFn func(testOptions, workload.Env) (workload.Workload, error)) workload.Definition[testOptions] {
 	return workload.Definition[testOptions]{
 		Name: "test-wl", Prefix: "tw", Summary: "a test workload", Version: "1.2.3",
@@ -868,6 +876,72 @@ func TestExpectedReuseNeedsTheCapability(t *testing.T) {
 			gone := !r.HasExpectedCached && r.ExpectedCachedTokens == 0 && r.TargetTier == ""
 			if tc.declared && !got || !tc.declared && !gone {
 				t.Errorf("request sent as %+v; want the declaration %s", r, map[bool]string{true: "kept", false: "dropped"}[tc.declared])
+			}
+		})
+	}
+}
+
+// TestIgnoreEOSNeedsTheCapability: a request asking for exactly its max
+// tokens keeps the ask for a host that announces ignore-eos, and loses it
+// for one that does not (which would not send it either).
+func TestIgnoreEOSNeedsTheCapability(t *testing.T) {
+	t.Parallel()
+	older := protocol.HostInfo{Version: "old", ProtocolMinor: 2, Capabilities: []string{protocol.FinishedInStep}}
+	for _, tc := range []struct {
+		name string
+		host protocol.HostInfo
+		want bool
+	}{{"newest host", newestHost, true}, {"host without the capability", older, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := workload.Chat("q", workload.User(workload.Text("hi"))).WithMaxTokens(40).WithIgnoreEOS()
+			srv := workload.NewServer(stepDef(&fake{step: func(workload.StepInput) (workload.StepOutput, error) {
+				return workload.Send(req).Done(), nil
+			}}), zerolog.Nop())
+			configureAs(t, srv, tc.host, protocol.WorkloadConfig{})
+			resp, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Measure})
+			if err != nil || len(resp.Requests) != 1 {
+				t.Fatalf("Step = %d requests, %v", len(resp.Requests), err)
+			}
+			if r := resp.Requests[0]; r.IgnoreEOS != tc.want || r.MaxTokens != 40 {
+				t.Errorf("request sent with IgnoreEOS %v, max tokens %d; want %v, 40", r.IgnoreEOS, r.MaxTokens, tc.want)
+			}
+		})
+	}
+}
+
+// A check-only Configure answers the options' errors (the schema,
+// Validate, Precheck) without creating the workload; Step still needs a
+// real Configure.
+func TestCheckOnlyConfigure(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts protocol.Values
+		want []protocol.FieldError
+	}{
+		{"valid", protocol.Values{"docs": int64(3)}, nil},
+		{"schema", protocol.Values{"docs": int64(0)}, []protocol.FieldError{{Option: "docs", Message: "must be >= 1, got 0"}}},
+		{"validate", protocol.Values{"docs": int64(13), "policy": "tile"}, []protocol.FieldError{
+			{Option: "docs", Message: "13 documents are unlucky"}, {Option: "policy", Message: "and so is tile"}}},
+		{"precheck", protocol.Values{"docs": int64(7)}, []protocol.FieldError{{Option: "docs", Message: "document 7 is missing"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			created := 0
+			srv := workload.NewServer(definition(func(testOptions, workload.Env) (workload.Workload, error) {
+				created++
+				return &fake{}, nil
+			}), zerolog.Nop())
+			resp := configureAs(t, srv, newestHost, protocol.WorkloadConfig{Options: tc.opts, CheckOnly: true})
+			if d := cmp.Diff(tc.want, resp.Errors, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("errors (-want +got):\n%s", d)
+			}
+			if created != 0 {
+				t.Errorf("New ran %d times for a check-only Configure, want 0", created)
+			}
+			if _, err := srv.Step(context.Background(), protocol.StepRequest{Phase: protocol.Warmup}); !errors.Is(err, protocol.ErrOutOfOrder) {
+				t.Errorf("Step after a check-only Configure: %v, want ErrOutOfOrder", err)
 			}
 		})
 	}

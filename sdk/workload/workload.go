@@ -135,6 +135,13 @@ func (r Request) WithExpectedReuse(tokens int, tier string) Request {
 	return r
 }
 
+// WithIgnoreEOS asks the engine for exactly the request's max tokens: the
+// host sends ignore_eos (and min_tokens equal to max_tokens), which vLLM
+// and SGLang honour, so an answer does not end early at the
+// end-of-sequence token. A host without the protocol.IgnoreEOS capability
+// sends the request without them.
+func (r Request) WithIgnoreEOS() Request { r.IgnoreEOS = true; return r }
+
 // WithPromptTokens states the prompt's length in the engine's tokens, as
 // Env.Tokenizer counted it (CountChats for a chat: the template included),
 // so the summary can set it beside what the engine reports.
@@ -267,6 +274,14 @@ type (
 	// achieved rate against it.
 	Rater interface{ RequestedRate() float64 }
 )
+
+// Prechecker is an optional interface of a workload's options type: checks
+// that need no engine but more than Validate, such as reading and linting
+// a trace file. A host with the protocol.CheckOptions capability runs
+// them (with the schema and Validate) before it contacts the engine, so
+// such errors come before any network traffic; New must still check what
+// it relies on, since an older host skips the precheck.
+type Prechecker interface{ Precheck() error }
 
 // Definition describes a workload plugin. O is its options struct; the
 // values in Defaults are the defaults (see package option for the tags).

@@ -271,7 +271,10 @@ type ConfigureRequest struct {
 	Common  *Common                    `protobuf:"bytes,2,opt,name=common,proto3" json:"common,omitempty"`
 	// Minor 2: the host answers Tokenize queries (it has a tokenizer and has
 	// opened the stream).
-	Tokenizer     bool `protobuf:"varint,3,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
+	Tokenizer bool `protobuf:"varint,3,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
+	// Minor 3, capability "check-options": only check the options, before
+	// the engine is contacted; answer errors, configure nothing.
+	CheckOnly     bool `protobuf:"varint,4,opt,name=check_only,json=checkOnly,proto3" json:"check_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,6 +326,13 @@ func (x *ConfigureRequest) GetCommon() *Common {
 func (x *ConfigureRequest) GetTokenizer() bool {
 	if x != nil {
 		return x.Tokenizer
+	}
+	return false
+}
+
+func (x *ConfigureRequest) GetCheckOnly() bool {
+	if x != nil {
+		return x.CheckOnly
 	}
 	return false
 }
@@ -925,7 +935,10 @@ type Request struct {
 	TargetTier           string  `protobuf:"bytes,10,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
 	// Minor 2: the prompt's tokens by the host's tokenizer (chat template
 	// included), when the workload knows it; 0 = not stated.
-	PromptTokens  uint32 `protobuf:"varint,11,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	PromptTokens uint32 `protobuf:"varint,11,opt,name=prompt_tokens,json=promptTokens,proto3" json:"prompt_tokens,omitempty"`
+	// Minor 3, capability "ignore-eos": exactly max_tokens output tokens
+	// (the host sends ignore_eos and min_tokens to the engine).
+	IgnoreEos     bool `protobuf:"varint,12,opt,name=ignore_eos,json=ignoreEos,proto3" json:"ignore_eos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1046,6 +1059,13 @@ func (x *Request) GetPromptTokens() uint32 {
 		return x.PromptTokens
 	}
 	return 0
+}
+
+func (x *Request) GetIgnoreEos() bool {
+	if x != nil {
+		return x.IgnoreEos
+	}
+	return false
 }
 
 type isRequest_Body interface {
@@ -1684,11 +1704,13 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
 	"\x12kv_cache_volume_gb\x18\x03 \x01(\x01R\x0fkvCacheVolumeGb\x12\"\n" +
 	"\rtokens_per_gb\x18\x04 \x01(\x03R\vtokensPerGb\x12)\n" +
-	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\x8f\x02\n" +
+	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\xae\x02\n" +
 	"\x10ConfigureRequest\x12L\n" +
 	"\aoptions\x18\x01 \x03(\v22.lmbench.workload.v1.ConfigureRequest.OptionsEntryR\aoptions\x123\n" +
 	"\x06common\x18\x02 \x01(\v2\x1b.lmbench.workload.v1.CommonR\x06common\x12\x1c\n" +
-	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x1aZ\n" +
+	"\ttokenizer\x18\x03 \x01(\bR\ttokenizer\x12\x1d\n" +
+	"\n" +
+	"check_only\x18\x04 \x01(\bR\tcheckOnly\x1aZ\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
 	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\x93\x03\n" +
@@ -1734,7 +1756,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.MessageR\bmessages\"B\n" +
 	"\n" +
 	"Completion\x124\n" +
-	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xd3\x04\n" +
+	"\x06prompt\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.SegmentR\x06prompt\"\xf2\x04\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x04chat\x18\x02 \x01(\v2\x19.lmbench.workload.v1.ChatH\x00R\x04chat\x12A\n" +
@@ -1751,7 +1773,9 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\vtarget_tier\x18\n" +
 	" \x01(\tR\n" +
 	"targetTier\x12#\n" +
-	"\rprompt_tokens\x18\v \x01(\rR\fpromptTokens\x1a7\n" +
+	"\rprompt_tokens\x18\v \x01(\rR\fpromptTokens\x12\x1d\n" +
+	"\n" +
+	"ignore_eos\x18\f \x01(\bR\tignoreEos\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
