@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lmbench/lmbench/sdk/arrival"
 )
 
 // arrivalEngine is an OpenAI-compatible server that records when each
@@ -114,32 +116,32 @@ func readSummaryMap(t *testing.T, dir string) map[string]any {
 }
 
 // The engine sees the requested rate and the arrival process's
-// burstiness: 800 prompts at 100 req/s (two thirds of the gaps of
-// 20 req/s for 60 s, in 8 s), with a fixed seed, so the schedule is the
-// same every run (its own gap CV: 1.012 Poisson, 1.362 gamma) and only
-// the client's timing could move the figures (at 100 req/s a stall of
-// the machine weighs a fifth of what it would at 500). Poisson gaps have a
-// coefficient of variation of 1, gamma gaps with burstiness 0.5 one of
-// √2. The summary sets the achieved rate against the requested one.
-// Not parallel, and its runs one after the other: it measures timing, which
+// burstiness: 400 prompts at 40 req/s, with a fixed seed, so the schedule
+// is the same every run and only the client's timing could move the
+// figures. The gaps the engine saw must have the schedule's own
+// coefficient of variation (within 0.06: at 25 ms a gap, a few ms of
+// scheduling noise on a loaded machine stays below that), and the
+// schedule's must be the process's (Poisson 1, gamma with burstiness 0.5
+// √2). The summary sets the achieved rate against the requested one. Not
+// parallel, and its runs one after the other: it measures timing, which
 // the other tests' load on the machine would disturb.
 func TestArrivalProcessesReachTheEngine(t *testing.T) {
 	needBinaries(t)
-	const rate, n = 100.0, 800
+	const rate, n, seed = 40.0, 400, 3
 	for _, tc := range []struct {
 		arrival       string
-		burstiness    string
+		burstiness    float64
 		cvLow, cvHigh float64
 	}{
-		{arrival: "poisson", burstiness: "1", cvLow: 0.9, cvHigh: 1.1},
-		{arrival: "gamma", burstiness: "0.5", cvLow: math.Sqrt2 - 0.15, cvHigh: math.Sqrt2 + 0.15},
+		{arrival: "poisson", burstiness: 1, cvLow: 0.9, cvHigh: 1.1},
+		{arrival: "gamma", burstiness: 0.5, cvLow: math.Sqrt2 - 0.15, cvHigh: math.Sqrt2 + 0.15},
 	} {
 		t.Run(tc.arrival, func(t *testing.T) {
 			e := newArrivalEngine(t, nil)
 			out := t.TempDir()
 			res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
-				"--rp-rate", fmt.Sprint(rate), "--rp-arrival", tc.arrival, "--rp-burstiness", tc.burstiness,
-				"--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16", "--seed", "3",
+				"--rp-rate", fmt.Sprint(rate), "--rp-arrival", tc.arrival, "--rp-burstiness", fmt.Sprint(tc.burstiness),
+				"--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16", "--seed", fmt.Sprint(seed),
 				"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1",
 				"--no-interactive", "-q", "--json", "--output-dir", out)
 			if res.code != 0 {
@@ -152,10 +154,14 @@ func TestArrivalProcessesReachTheEngine(t *testing.T) {
 			if math.Abs(engineRate-rate)/rate > 0.03 {
 				t.Errorf("the engine saw %.2f req/s, want within 3%% of %v", engineRate, rate)
 			}
-			if cv < tc.cvLow || cv > tc.cvHigh {
-				t.Errorf("inter-arrival CV %.3f, want %.2f..%.2f", cv, tc.cvLow, tc.cvHigh)
+			want := scheduleCV(t, tc.arrival, rate, tc.burstiness, seed, n)
+			if want < tc.cvLow || want > tc.cvHigh {
+				t.Fatalf("the seed's schedule has gap CV %.3f, want %.2f..%.2f: pick another seed", want, tc.cvLow, tc.cvHigh)
 			}
-			t.Logf("%s: engine rate %.2f req/s, gap CV %.3f", tc.arrival, engineRate, cv)
+			if math.Abs(cv-want) > 0.06 {
+				t.Errorf("inter-arrival CV at the engine %.3f, the schedule's %.3f: want within 0.06", cv, want)
+			}
+			t.Logf("%s: engine rate %.2f req/s, gap CV %.3f (schedule %.3f)", tc.arrival, engineRate, cv, want)
 			load := readSummaryMap(t, out)["load"].(map[string]any)
 			if load["requested_rate"] != rate {
 				t.Errorf("requested_rate = %v, want %v", load["requested_rate"], rate)
@@ -173,25 +179,50 @@ func TestArrivalProcessesReachTheEngine(t *testing.T) {
 	}
 }
 
+// scheduleCV is the gap coefficient of variation of the first n due
+// times of the seed's schedule (scale-free: random-prefill's rescaling
+// to (n-1)/rate leaves it unchanged).
+func scheduleCV(t *testing.T, kind string, rate, burstiness float64, seed int64, n int) float64 {
+	t.Helper()
+	s, err := arrival.New(kind, rate, burstiness, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g []float64
+	for k := 1; k < n; k++ {
+		g = append(g, (s.Due(k) - s.Due(k-1)).Seconds())
+	}
+	var mean, ss float64
+	for _, x := range g {
+		mean += x
+	}
+	mean /= float64(len(g))
+	for _, x := range g {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(len(g))) / mean
+}
+
 // --max-concurrency caps what is in flight at the engine; requests due
 // meanwhile wait, so the achieved rate falls below the requested one and
 // the summary (and the log) say so. --slo judges every request: the
-// even prompts answer in 5 ms and the odd ones in 60 ms, so exactly half
-// meet a 30 ms TTFT limit and all meet a 5 s E2E one.
+// even prompts answer at once and the odd ones after 200 ms, so exactly
+// half meet a 100 ms TTFT limit (a margin no loaded machine eats) and all
+// meet a 5 s E2E one.
 func TestMaxConcurrencyAndGoodput(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
 	e := newArrivalEngine(t, func(i int) time.Duration {
 		if i%2 == 0 {
-			return 5 * time.Millisecond
+			return 0
 		}
-		return 60 * time.Millisecond
+		return 200 * time.Millisecond
 	})
 	out := t.TempDir()
 	const n = 40
 	res := lmbench(t, nil, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
 		"--rp-rate", "200", "--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16",
-		"--max-concurrency", "2", "--slo", "ttft:30 e2e:5000",
+		"--max-concurrency", "2", "--slo", "ttft:100 e2e:5000",
 		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1",
 		"--no-interactive", "-q", "--json", "--output-dir", out)
 	if res.code != 0 {
@@ -202,7 +233,7 @@ func TestMaxConcurrencyAndGoodput(t *testing.T) {
 	}
 	s := readSummaryMap(t, out)
 	load := s["load"].(map[string]any)
-	// 2 slots, 32.5 ms a request on average: about 60 req/s of the 200.
+	// 2 slots, 100 ms a request on average: about 20 req/s of the 200.
 	if load["below_requested"] != true || load["warning"] == nil {
 		t.Errorf("below_requested %v, warning %v: want true and a warning", load["below_requested"], load["warning"])
 	}
@@ -213,7 +244,7 @@ func TestMaxConcurrencyAndGoodput(t *testing.T) {
 		t.Errorf("schedule slip max %v ms: the requests waiting for a slot should show", slip["max"])
 	}
 	g := s["goodput"].(map[string]any)
-	wantSLO := map[string]any{"ttft": 30.0, "tpot": nil, "itl": nil, "e2e": 5000.0}
+	wantSLO := map[string]any{"ttft": 100.0, "tpot": nil, "itl": nil, "e2e": 5000.0}
 	if fmt.Sprint(g["slo_ms"]) != fmt.Sprint(wantSLO) {
 		t.Errorf("slo_ms = %v, want %v", g["slo_ms"], wantSLO)
 	}
