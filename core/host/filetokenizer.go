@@ -1,0 +1,329 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/rs/zerolog"
+	"github.com/sugarme/tokenizer"
+	"github.com/sugarme/tokenizer/normalizer"
+	"github.com/sugarme/tokenizer/pretokenizer"
+	"github.com/sugarme/tokenizer/pretrained"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// A local Hugging Face tokenizer.json (--tokenizer PATH) is read with
+// sugarme/tokenizer, the only pure-Go reader of that format with BPE,
+// WordPiece, Unigram, normalizers and added tokens (gomlx/go-huggingface
+// reads SentencePiece models only; tiktoken-go/tokenizer knows OpenAI's
+// built-in encodings only; daulet/tokenizers is cgo over the Rust crate).
+// sugarme compiles Split patterns with Go's regexp, which rejects the
+// look-ahead (\s+(?!\S)) of GPT-2's, Llama 3's, Qwen's and GPT-4's
+// patterns, and its ByteLevel pre-tokenizer always splits with a pattern
+// of its own lacking that branch. So the pre-tokenizer is built here
+// from the library's exported parts: Split and ByteLevel match with
+// dlclark/regexp2 (look-ahead, \p{..}, (?i:..)), everything else is the
+// library's own.
+
+// fileTokenizerOverhead is what a chat adds besides its messages' text
+// when the chat template is not rendered: per message the role header
+// and end marker, plus the generation prompt (ChatML's
+// "<|im_start|>role\n" … "<|im_end|>\n" is 5 tokens, "<|im_start|>assistant\n" 3).
+const (
+	fileTokenizerPerMessage = 5
+	fileTokenizerGenPrompt  = 3
+)
+
+// fileTokenizer counts tokens with a local tokenizer.json: texts without
+// special tokens; chats as their messages' texts plus a fixed overhead,
+// since the chat template (Jinja in tokenizer_config.json) is not
+// rendered.
+type fileTokenizer struct {
+	path string
+
+	mu    sync.Mutex // the library's encoder is not documented safe for concurrent use
+	tk    *tokenizer.Tokenizer
+	cache map[string]int
+}
+
+// tokenizerFilePath resolves --tokenizer PATH: a file, or a directory
+// holding tokenizer.json.
+func tokenizerFilePath(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("expected a Hugging Face tokenizer.json or a directory holding one: %w", err)
+	}
+	if st.IsDir() {
+		f := filepath.Join(path, "tokenizer.json")
+		if _, err := os.Stat(f); err != nil {
+			return "", fmt.Errorf("a directory without tokenizer.json: %w", err)
+		}
+		return f, nil
+	}
+	return path, nil
+}
+
+// loadFileTokenizer reads a tokenizer.json (or a directory holding one).
+func loadFileTokenizer(path string) (*fileTokenizer, error) {
+	file, err := tokenizerFilePath(path)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: expected a Hugging Face tokenizer.json (a JSON object): %w", file, err)
+	}
+	if _, ok := doc["model"]; !ok {
+		return nil, fmt.Errorf("%s: expected a Hugging Face tokenizer.json, found no \"model\" field", file)
+	}
+	var preCfg map[string]any
+	if p, ok := doc["pre_tokenizer"]; ok {
+		if err := json.Unmarshal(p, &preCfg); err != nil {
+			return nil, fmt.Errorf("%s: pre_tokenizer: %w", file, err)
+		}
+	}
+	doc["pre_tokenizer"] = json.RawMessage("null") // built below
+	stripped, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	tk, err := readTokenizer(stripped)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if preCfg != nil {
+		pre, err := buildPreTokenizer(preCfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pre_tokenizer: %w", file, err)
+		}
+		tk.WithPreTokenizer(pre)
+	}
+	return &fileTokenizer{path: path, tk: tk, cache: map[string]int{}}, nil
+}
+
+// readTokenizer is the library's reader, its panics (type assertions on
+// unexpected JSON) turned into errors.
+func readTokenizer(b []byte) (tk *tokenizer.Tokenizer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unsupported tokenizer.json: %v", r)
+		}
+	}()
+	return pretrained.FromReader(bytes.NewReader(b))
+}
+
+// buildPreTokenizer builds a pre_tokenizer object: Sequence, Split and
+// ByteLevel here (with regexp2), any other type by the library.
+func buildPreTokenizer(cfg map[string]any) (_ tokenizer.PreTokenizer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unsupported pre-tokenizer %v: %v", cfg["type"], r)
+		}
+	}()
+	switch cfg["type"] {
+	case "Sequence":
+		list, _ := cfg["pretokenizers"].([]any)
+		var pres []tokenizer.PreTokenizer
+		for i, c := range list {
+			m, ok := c.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("pretokenizers[%d]: expected an object", i)
+			}
+			p, err := buildPreTokenizer(m)
+			if err != nil {
+				return nil, fmt.Errorf("pretokenizers[%d]: %w", i, err)
+			}
+			pres = append(pres, p)
+		}
+		return pretokenizer.NewSequence(pres), nil
+	case "Split":
+		pat, _ := cfg["pattern"].(map[string]any)
+		var expr string
+		if s, ok := pat["Regex"].(string); ok {
+			expr = s
+		} else if s, ok := pat["String"].(string); ok {
+			expr = regexp2.Escape(s)
+		} else {
+			return nil, fmt.Errorf("Split: expected pattern Regex or String, got %v", cfg["pattern"])
+		}
+		re, err := regexp2.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("Split: pattern %q: %w", expr, err)
+		}
+		b, err := splitBehavior(cfg["behavior"])
+		if err != nil {
+			return nil, err
+		}
+		invert, _ := cfg["invert"].(bool)
+		return pretokenizer.NewSplit(regexPattern{re}, b, invert), nil
+	case "ByteLevel":
+		bl := &byteLevel{}
+		bl.addPrefixSpace, _ = cfg["add_prefix_space"].(bool)
+		useRegex, ok := cfg["use_regex"].(bool)
+		if !ok || useRegex { // absent means true, as in the tokenizers crate
+			bl.split = regexPattern{gpt2Split}
+		}
+		return bl, nil
+	}
+	return pretrained.CreatePreTokenizer(cfg)
+}
+
+func splitBehavior(v any) (normalizer.SplitDelimiterBehavior, error) {
+	switch v {
+	case "Removed":
+		return normalizer.RemovedBehavior, nil
+	case "Isolated":
+		return normalizer.IsolatedBehavior, nil
+	case "MergedWithNext":
+		return normalizer.MergedWithNextBehavior, nil
+	case "MergedWithPrevious":
+		return normalizer.MergedWithPreviousBehavior, nil
+	case "Contiguous":
+		return normalizer.ContiguousBehavior, nil
+	}
+	return 0, fmt.Errorf("Split: unknown behavior %v", v)
+}
+
+// regexPattern is a normalizer.Pattern matched with regexp2: the matches
+// and the gaps between them, covering the whole input, in byte offsets.
+type regexPattern struct{ re *regexp2.Regexp }
+
+func (p regexPattern) FindMatches(s string) []normalizer.OffsetsMatch {
+	if s == "" {
+		return []normalizer.OffsetsMatch{{Offsets: []int{0, 0}, Match: false}}
+	}
+	idx, err := p.re.FindAllStringIndex(s, -1)
+	if err != nil || len(idx) == 0 { // err: a match timeout, never set here
+		return []normalizer.OffsetsMatch{{Offsets: []int{0, len(s)}, Match: false}}
+	}
+	var out []normalizer.OffsetsMatch
+	at := 0
+	for _, m := range idx {
+		if m[0] > at {
+			out = append(out, normalizer.OffsetsMatch{Offsets: []int{at, m[0]}, Match: false})
+		}
+		if m[1] > m[0] {
+			out = append(out, normalizer.OffsetsMatch{Offsets: []int{m[0], m[1]}, Match: true})
+		}
+		at = m[1]
+	}
+	if at < len(s) {
+		out = append(out, normalizer.OffsetsMatch{Offsets: []int{at, len(s)}, Match: false})
+	}
+	return out
+}
+
+// gpt2Split is the ByteLevel pre-tokenizer's pattern in the tokenizers
+// crate (GPT-2's).
+var gpt2Split = regexp2.MustCompile(`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`)
+
+// byteLevel is the ByteLevel pre-tokenizer: an optional leading space,
+// an optional split by GPT-2's pattern, then every byte mapped to its
+// printable stand-in (the library's table).
+type byteLevel struct {
+	addPrefixSpace bool
+	split          normalizer.Pattern // nil: use_regex false
+}
+
+func (b *byteLevel) PreTokenize(pt *tokenizer.PreTokenizedString) (*tokenizer.PreTokenizedString, error) {
+	pt = pt.Split(func(_ int, n *normalizer.NormalizedString) []tokenizer.SplitIdx {
+		if b.addPrefixSpace && !strings.HasPrefix(n.GetNormalized(), " ") {
+			n = n.Prepend(" ")
+		}
+		if b.split == nil {
+			return []tokenizer.SplitIdx{{Normalized: n}}
+		}
+		var out []tokenizer.SplitIdx
+		for _, s := range n.Split(b.split, normalizer.IsolatedBehavior) {
+			s := s
+			out = append(out, tokenizer.SplitIdx{Normalized: &s})
+		}
+		return out
+	})
+	return pt.Normalize(func(n *normalizer.NormalizedString) *normalizer.NormalizedString {
+		var cm []normalizer.ChangeMap
+		for _, r := range n.GetNormalized() {
+			for i, c := range []byte(string(r)) {
+				change := 0
+				if i > 0 {
+					change = 1
+				}
+				cm = append(cm, normalizer.ChangeMap{RuneVal: pretokenizer.BytesChar[c], Changes: change})
+			}
+		}
+		return n.Transform(cm, 0)
+	}), nil
+}
+
+// countText is one text's tokens, without special tokens.
+func (f *fileTokenizer) countText(t string) (int, error) {
+	if n, ok := f.cache[t]; ok {
+		return n, nil
+	}
+	enc, err := f.tk.EncodeSingle(t, false)
+	if err != nil {
+		return 0, err
+	}
+	f.cache[t] = len(enc.Ids)
+	return len(enc.Ids), nil
+}
+
+// CountTokens answers q from the file; a chat is its messages' texts plus
+// fileTokenizerPerMessage per message and fileTokenizerGenPrompt.
+func (f *fileTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) (protocol.TokenCounts, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := protocol.TokenCounts{Texts: make([]int, len(q.Texts)), Chats: make([]int, len(q.Chats))}
+	for i, t := range q.Texts {
+		if err := ctx.Err(); err != nil {
+			return protocol.TokenCounts{}, err
+		}
+		n, err := f.countText(t)
+		if err != nil {
+			return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: text %d: %w", f.path, i, err)
+		}
+		out.Texts[i] = n
+	}
+	for i, c := range q.Chats {
+		total := fileTokenizerGenPrompt
+		for j, m := range c.Messages {
+			n, err := f.countText(m.Content)
+			if err != nil {
+				return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: chat %d message %d: %w", f.path, i, j, err)
+			}
+			total += n + fileTokenizerPerMessage
+		}
+		out.Chats[i] = total
+	}
+	return out, nil
+}
+
+// fileTokenizerName is what the summary records for a tokenizer file.
+func fileTokenizerName(path string) string {
+	return "file:" + path + " (no chat template)"
+}
+
+// fileTokenizerFor loads --tokenizer PATH for the run, warning that chats
+// are counted without their template.
+func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCounter, string, error) {
+	tok, err := loadFileTokenizer(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %s: %w", origin, path, err)
+	}
+	log.Warn().Msgf("%s %s: the chat template is not rendered; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
+		origin, path, fileTokenizerPerMessage, fileTokenizerGenPrompt)
+	log.Info().Str("tokenizer", path).Msg("prompt lengths are in the tokenizer file's tokens")
+	return tok, fileTokenizerName(path), nil
+}
