@@ -327,3 +327,10 @@ func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCo
 	log.Info().Str("tokenizer", path).Msg("prompt lengths are in the tokenizer file's tokens")
 	return tok, fileTokenizerName(path), nil
 }
+
+// LoadTokenizerFile reads a Hugging Face tokenizer.json (or a directory
+// holding one) as --tokenizer PATH does: texts counted without special
+// tokens, chats as their messages plus the fixed overhead.
+func LoadTokenizerFile(path string) (protocol.TokenCounter, error) {
+	return loadFileTokenizer(path)
+}
