@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,10 +33,11 @@ import (
 // of its own lacking that branch. So the pre-tokenizer is built here
 // from the library's exported parts: Split and ByteLevel match with
 // dlclark/regexp2 (look-ahead, \p{..}, (?i:..)), everything else is the
-// library's own.
+// library's own. The chat template is chattemplate.go's.
 
-// fileTokenizerOverhead is what a chat adds besides its messages' text
-// when the chat template is not rendered: per message the role header
+// fileTokenizerPerMessage and fileTokenizerGenPrompt are what a chat adds
+// besides its messages' text when no chat template is beside the file:
+// per message the role header
 // and end marker, plus the generation prompt (ChatML's
 // "<|im_start|>role\n" … "<|im_end|>\n" is 5 tokens, "<|im_start|>assistant\n" 3).
 const (
@@ -43,11 +46,18 @@ const (
 )
 
 // fileTokenizer counts tokens with a local tokenizer.json: texts without
-// special tokens; chats as their messages' texts plus a fixed overhead,
-// since the chat template (Jinja in tokenizer_config.json) is not
-// rendered.
+// special tokens; chats through the chat template of the
+// tokenizer_config.json beside it, rendered then counted like a text (the
+// template writes the special tokens), or, with no template, as their
+// messages' texts plus a fixed overhead.
 type fileTokenizer struct {
 	path string
+	chat *chatTemplate // nil: none beside the file
+	// added matches the file's added tokens, longest first; nil when it
+	// has none. A text is split at them here, each one token, because
+	// the library's own extraction mis-splits a text holding several
+	// (sugarme/tokenizer v0.3.0, AddedVocabulary.findMatches).
+	added *regexp.Regexp
 
 	mu    sync.Mutex // the library's encoder is not documented safe for concurrent use
 	tk    *tokenizer.Tokenizer
@@ -88,6 +98,10 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 	if _, ok := doc["model"]; !ok {
 		return nil, fmt.Errorf("%s: expected a Hugging Face tokenizer.json, found no \"model\" field", file)
 	}
+	added, err := addedTokens(doc["added_tokens"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: added_tokens: %w", file, err)
+	}
 	var preCfg map[string]any
 	if p, ok := doc["pre_tokenizer"]; ok {
 		if err := json.Unmarshal(p, &preCfg); err != nil {
@@ -110,7 +124,37 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 		}
 		tk.WithPreTokenizer(pre)
 	}
-	return &fileTokenizer{path: path, tk: tk, cache: map[string]int{}}, nil
+	chat, err := loadChatTemplate(file)
+	if err != nil {
+		return nil, err
+	}
+	return &fileTokenizer{path: path, chat: chat, added: added, tk: tk, cache: map[string]int{}}, nil
+}
+
+// addedTokens is a pattern of the added tokens' contents, longest first,
+// so the longest one starting at a place wins.
+func addedTokens(raw json.RawMessage) (*regexp.Regexp, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []struct{ Content string }
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("expected a list of {content, …}: %w", err)
+	}
+	var alts []string
+	for _, t := range list {
+		if t.Content != "" {
+			alts = append(alts, t.Content)
+		}
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	slices.SortStableFunc(alts, func(a, b string) int { return len(b) - len(a) })
+	for i, a := range alts {
+		alts[i] = regexp.QuoteMeta(a)
+	}
+	return regexp.Compile(strings.Join(alts, "|"))
 }
 
 // readTokenizer is the library's reader, its panics (type assertions on
@@ -267,20 +311,37 @@ func (b *byteLevel) PreTokenize(pt *tokenizer.PreTokenizedString) (*tokenizer.Pr
 	}), nil
 }
 
-// countText is one text's tokens, without special tokens.
+// countText is one text's tokens, without special tokens added: an added
+// token written in the text is one token, the text between them is
+// encoded by the library.
 func (f *fileTokenizer) countText(t string) (int, error) {
 	if n, ok := f.cache[t]; ok {
 		return n, nil
 	}
-	enc, err := f.tk.EncodeSingle(t, false)
-	if err != nil {
-		return 0, err
+	n, at := 0, 0
+	var cuts [][]int
+	if f.added != nil {
+		cuts = f.added.FindAllStringIndex(t, -1)
 	}
-	f.cache[t] = len(enc.Ids)
-	return len(enc.Ids), nil
+	for _, c := range append(cuts, []int{len(t), len(t)}) {
+		if c[0] > at {
+			enc, err := f.tk.EncodeSingle(t[at:c[0]], false)
+			if err != nil {
+				return 0, err
+			}
+			n += len(enc.Ids)
+		}
+		if c[1] > c[0] {
+			n++
+		}
+		at = c[1]
+	}
+	f.cache[t] = n
+	return n, nil
 }
 
-// CountTokens answers q from the file; a chat is its messages' texts plus
+// CountTokens answers q from the file; a chat is its rendered template's
+// tokens or, with no template, its messages' texts plus
 // fileTokenizerPerMessage per message and fileTokenizerGenPrompt.
 func (f *fileTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) (protocol.TokenCounts, error) {
 	f.mu.Lock()
@@ -297,6 +358,16 @@ func (f *fileTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) 
 		out.Texts[i] = n
 	}
 	for i, c := range q.Chats {
+		if f.chat != nil {
+			text, err := f.chat.render(c)
+			if err != nil {
+				return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: chat %d: %w", f.path, i, err)
+			}
+			if out.Chats[i], err = f.countText(text); err != nil {
+				return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: chat %d: %w", f.path, i, err)
+			}
+			continue
+		}
 		total := fileTokenizerGenPrompt
 		for j, m := range c.Messages {
 			n, err := f.countText(m.Content)
@@ -311,26 +382,30 @@ func (f *fileTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) 
 }
 
 // fileTokenizerName is what the summary records for a tokenizer file.
-func fileTokenizerName(path string) string {
-	return "file:" + path + " (no chat template)"
+func (f *fileTokenizer) name() string {
+	if f.chat == nil {
+		return "file:" + f.path + " (no chat template)"
+	}
+	return "file:" + f.path
 }
 
-// fileTokenizerFor loads --tokenizer PATH for the run, warning that chats
-// are counted without their template.
+// fileTokenizerFor loads --tokenizer PATH for the run, warning when chats
+// are counted without a template.
 func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCounter, string, error) {
 	tok, err := loadFileTokenizer(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s %s: %w", origin, path, err)
 	}
-	log.Warn().Msgf("%s %s: the chat template is not rendered; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
-		origin, path, fileTokenizerPerMessage, fileTokenizerGenPrompt)
-	log.Info().Str("tokenizer", path).Msg("prompt lengths are in the tokenizer file's tokens")
-	return tok, fileTokenizerName(path), nil
+	if tok.chat == nil {
+		log.Warn().Msgf("%s %s: no chat_template in a tokenizer_config.json beside it; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
+			origin, path, fileTokenizerPerMessage, fileTokenizerGenPrompt)
+	}
+	log.Info().Str("tokenizer", path).Bool("chat_template", tok.chat != nil).Msg("prompt lengths are in the tokenizer file's tokens")
+	return tok, tok.name(), nil
 }
 
 // LoadTokenizerFile reads a Hugging Face tokenizer.json (or a directory
-// holding one) as --tokenizer PATH does: texts counted without special
-// tokens, chats as their messages plus the fixed overhead.
+// holding one) and the chat template beside it as --tokenizer PATH does.
 func LoadTokenizerFile(path string) (protocol.TokenCounter, error) {
 	return loadFileTokenizer(path)
 }

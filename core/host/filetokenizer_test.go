@@ -27,6 +27,10 @@ var fileCounts = map[string]int{
 	"é":             2, // two bytes, no merge
 	"12345":         5, // \p{N}{1,3}: "123" "45", a token a byte
 	"":              0,
+	// Added tokens written in a text are one token each, as the engine
+	// parses them; a partial one is its bytes.
+	"<|im_start|>hello<|im_end|><|im_end|>": 4,
+	"<|im_e":                                6,
 }
 
 func TestFileTokenizerCounts(t *testing.T) {
@@ -45,15 +49,19 @@ func TestFileTokenizerCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The chat: 1 + 2 tokens of text, 5 per message, 3 of generation prompt.
-	if d := cmp.Diff(protocol.TokenCounts{Texts: want, Chats: []int{1 + 2 + 2*5 + 3}}, got); d != "" {
+	// The chat through testdata/tokenizer_config.json's ChatML template:
+	// "<|im_start|>" "system" "\n" "hello" "<|im_end|>" "\n" is 1+6+1+1+1+1,
+	// the user's message 1+4+1+2+1+1, the generation prompt
+	// "<|im_start|>" "assistant" "\n" 1+9+1: a token a byte where no merge.
+	if d := cmp.Diff(protocol.TokenCounts{Texts: want, Chats: []int{11 + 10 + 11}}, got); d != "" {
 		t.Errorf("counts of %q (-want +got):\n%s", texts, d)
 	}
 }
 
 // TestFileTokenizerByteLevelRegex: a GPT-2-style file (ByteLevel with its
 // own pattern, look-ahead included) counts alike; a directory holding
-// tokenizer.json is read as the file.
+// tokenizer.json is read as the file; with no tokenizer_config.json beside
+// it a chat is its messages plus the stated overhead, and the name says so.
 func TestFileTokenizerByteLevelRegex(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("testdata/tokenizer.json")
@@ -75,12 +83,38 @@ func TestFileTokenizerByteLevelRegex(t *testing.T) {
 		t.Fatal(err)
 	}
 	texts := []string{"hello  world", "hello world", "the the a a"}
-	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: texts})
+	chat := protocol.Chat{Messages: []protocol.ChatMessage{{Role: "system", Content: "hello"}, {Role: "user", Content: "hello world"}}}
+	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: texts, Chats: []protocol.Chat{chat}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]int{3, 2, 4}, got.Texts); d != "" {
+	// The chat: 1 + 2 tokens of text, 5 per message, 3 of generation prompt.
+	if d := cmp.Diff(protocol.TokenCounts{Texts: []int{3, 2, 4}, Chats: []int{1 + 2 + 2*5 + 3}}, got); d != "" {
 		t.Errorf("counts of %q (-want +got):\n%s", texts, d)
+	}
+	if want := "file:" + dir + " (no chat template)"; tok.name() != want {
+		t.Errorf("name %q, want %q", tok.name(), want)
+	}
+}
+
+func TestChatTemplateErrors(t *testing.T) {
+	t.Parallel()
+	tj, err := os.ReadFile("testdata/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cfg, want := range map[string]string{
+		`{"chat_template": "{% for m in messages %}"}`:              "tokenizer_config.json: chat_template: ",
+		`{"chat_template": [{"name": "tool_use", "template": ""}]}`: `chat_template: a list of 1 named templates without "default"`,
+		`[1]`: "tokenizer_config.json: expected a JSON object",
+	} {
+		dir := t.TempDir()
+		_ = os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(cfg), 0o644)
+		err := CheckTokenizer(dir, "--tokenizer")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one containing %q", cfg, err, want)
+		}
 	}
 }
 
@@ -118,7 +152,7 @@ func TestResolveTokenizerFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name != "file:testdata/tokenizer.json (no chat template)" {
+	if name != "file:testdata/tokenizer.json" {
 		t.Errorf("name %q", name)
 	}
 	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"hello world"}})

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes tokenizer.json: a tiny byte-level BPE in the Hugging Face format,
 pre-tokenized like Llama 3 (a Split whose pattern needs look-ahead, then
-ByteLevel without its own regex). Deterministic: run it to regenerate.
+ByteLevel without its own regex), and tokenizer_config.json with Qwen 2's
+ChatML chat template. Deterministic: run it to regenerate.
 
 Merges give one token to "the", " the", " a", "hello", " world" and "hi"
 (but not " hi"), so "the" and "a" are the only one-token filler words of
@@ -32,8 +33,9 @@ doc = {
     "version": "1.0",
     "truncation": None,
     "padding": None,
-    "added_tokens": [{"id": len(vocab), "content": "<|endoftext|>", "single_word": False, "lstrip": False,
-                      "rstrip": False, "normalized": False, "special": True}],
+    "added_tokens": [{"id": len(vocab) + i, "content": t, "single_word": False, "lstrip": False,
+                      "rstrip": False, "normalized": False, "special": True}
+                     for i, t in enumerate(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])],
     "normalizer": None,
     "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": llama3}, "behavior": "Isolated", "invert": False},
@@ -47,4 +49,10 @@ doc = {
 }
 with open("tokenizer.json", "w", encoding="utf-8") as f:
     json.dump(doc, f, ensure_ascii=False, indent=1, sort_keys=True)
+    f.write("\n")
+
+chatml = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+with open("tokenizer_config.json", "w", encoding="utf-8") as f:
+    json.dump({"bos_token": None, "eos_token": "<|im_end|>", "chat_template": chatml}, f, indent=1, sort_keys=True)
     f.write("\n")
