@@ -58,6 +58,9 @@ type fileTokenizer struct {
 	// the library's own extraction mis-splits a text holding several
 	// (sugarme/tokenizer v0.3.0, AddedVocabulary.findMatches).
 	added *regexp.Regexp
+	// caveats are the file's settings the library does not honour, for
+	// the run's warning: counts may then differ from the engine's.
+	caveats []string
 
 	mu    sync.Mutex // the library's encoder is not documented safe for concurrent use
 	tk    *tokenizer.Tokenizer
@@ -98,9 +101,13 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 	if _, ok := doc["model"]; !ok {
 		return nil, fmt.Errorf("%s: expected a Hugging Face tokenizer.json, found no \"model\" field", file)
 	}
-	added, err := addedTokens(doc["added_tokens"])
+	added, strip, err := addedTokens(doc["added_tokens"])
 	if err != nil {
 		return nil, fmt.Errorf("%s: added_tokens: %w", file, err)
+	}
+	caveats := modelCaveats(doc["model"])
+	if strip {
+		caveats = append(caveats, "added tokens' lstrip/rstrip")
 	}
 	var preCfg map[string]any
 	if p, ok := doc["pre_tokenizer"]; ok {
@@ -128,33 +135,59 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fileTokenizer{path: path, chat: chat, added: added, tk: tk, cache: map[string]int{}}, nil
+	return &fileTokenizer{path: path, chat: chat, added: added, caveats: caveats, tk: tk, cache: map[string]int{}}, nil
 }
 
 // addedTokens is a pattern of the added tokens' contents, longest first,
-// so the longest one starting at a place wins.
-func addedTokens(raw json.RawMessage) (*regexp.Regexp, error) {
+// so the longest one starting at a place wins, and whether any asks to
+// strip the whitespace beside it (not done here).
+func addedTokens(raw json.RawMessage) (*regexp.Regexp, bool, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+		return nil, false, nil
 	}
-	var list []struct{ Content string }
+	var list []struct {
+		Content        string
+		LStrip, RStrip bool
+	}
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("expected a list of {content, …}: %w", err)
+		return nil, false, fmt.Errorf("expected a list of {content, …}: %w", err)
 	}
 	var alts []string
+	strip := false
 	for _, t := range list {
 		if t.Content != "" {
 			alts = append(alts, t.Content)
+			strip = strip || t.LStrip || t.RStrip
 		}
 	}
 	if len(alts) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	slices.SortStableFunc(alts, func(a, b string) int { return len(b) - len(a) })
 	for i, a := range alts {
 		alts[i] = regexp.QuoteMeta(a)
 	}
-	return regexp.Compile(strings.Join(alts, "|"))
+	re, err := regexp.Compile(strings.Join(alts, "|"))
+	return re, strip, err
+}
+
+// modelCaveats names the model's settings sugarme/tokenizer v0.3.0's BPE
+// ignores: ignore_merges (Llama 3: a pre-token in the vocabulary is one
+// token) and byte_fallback (SentencePiece-converted files).
+func modelCaveats(raw json.RawMessage) []string {
+	var m struct {
+		IgnoreMerges bool `json:"ignore_merges"`
+		ByteFallback bool `json:"byte_fallback"`
+	}
+	_ = json.Unmarshal(raw, &m) // its shape is the library's to check
+	var out []string
+	if m.IgnoreMerges {
+		out = append(out, "model.ignore_merges")
+	}
+	if m.ByteFallback {
+		out = append(out, "model.byte_fallback")
+	}
+	return out
 }
 
 // readTokenizer is the library's reader, its panics (type assertions on
@@ -399,6 +432,10 @@ func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCo
 	if tok.chat == nil {
 		log.Warn().Msgf("%s %s: no chat_template in a tokenizer_config.json beside it; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
 			origin, path, fileTokenizerPerMessage, fileTokenizerGenPrompt)
+	}
+	if len(tok.caveats) > 0 {
+		log.Warn().Msgf("%s %s: %s not honoured by the tokenizer reader; rare texts may count differently from the engine's tokenizer (the run's stated and measured prompt tokens show it)",
+			origin, path, strings.Join(tok.caveats, ", "))
 	}
 	log.Info().Str("tokenizer", path).Bool("chat_template", tok.chat != nil).Msg("prompt lengths are in the tokenizer file's tokens")
 	return tok, tok.name(), nil

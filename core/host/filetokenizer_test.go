@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,9 @@ func TestFileTokenizerCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tok.caveats != nil {
+		t.Errorf("caveats %q for a file that asks nothing unsupported", tok.caveats)
+	}
 	var texts []string
 	var want []int
 	for s, n := range fileCounts {
@@ -73,6 +77,8 @@ func TestFileTokenizerByteLevelRegex(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}
+	doc["model"].(map[string]any)["ignore_merges"] = true
+	doc["added_tokens"].([]any)[2].(map[string]any)["rstrip"] = true
 	dir := t.TempDir()
 	b, _ := json.Marshal(doc)
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), b, 0o644); err != nil {
@@ -91,6 +97,9 @@ func TestFileTokenizerByteLevelRegex(t *testing.T) {
 	// The chat: 1 + 2 tokens of text, 5 per message, 3 of generation prompt.
 	if d := cmp.Diff(protocol.TokenCounts{Texts: []int{3, 2, 4}, Chats: []int{1 + 2 + 2*5 + 3}}, got); d != "" {
 		t.Errorf("counts of %q (-want +got):\n%s", texts, d)
+	}
+	if d := cmp.Diff([]string{"model.ignore_merges", "added tokens' lstrip/rstrip"}, tok.caveats); d != "" {
+		t.Errorf("caveats (-want +got):\n%s", d)
 	}
 	if want := "file:" + dir + " (no chat template)"; tok.name() != want {
 		t.Errorf("name %q, want %q", tok.name(), want)
@@ -158,5 +167,22 @@ func TestResolveTokenizerFile(t *testing.T) {
 	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"hello world"}})
 	if err != nil || got.Texts[0] != 2 {
 		t.Errorf("count %v, %v; want 2", got, err)
+	}
+}
+
+// BenchmarkFileTokenizerDocument counts a fresh 2,000-word document (the
+// cache never answers) with the test file.
+func BenchmarkFileTokenizerDocument(b *testing.B) {
+	tok, err := loadFileTokenizer("testdata/tokenizer.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	words := strings.Repeat("the a ", 1000)
+	b.ResetTimer()
+	for i := range b.N {
+		text := fmt.Sprintf("Document %d: %s", i, words)
+		if _, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{text}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
