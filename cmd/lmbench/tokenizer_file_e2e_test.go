@@ -113,3 +113,68 @@ func TestTokenizerFileWithoutTemplate(t *testing.T) {
 		t.Errorf("warmup prompt tokens %+v, want 3 requests stated as 3 x 2008", p.Warmup)
 	}
 }
+
+// TestMultiRoundChatTokenizerFile: with --tokenizer PATH and no /tokenize,
+// each session's system prompt and history are exactly their lengths by
+// the file, and the session count follows from a warmup prompt's tokens
+// in the file's chat template.
+func TestMultiRoundChatTokenizerFile(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	path, err := filepath.Abs(tokenizerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sim := startSim(t, "--no-tokenize", "--time-scale", "0")
+	rec := newRecorder(t, sim)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", rec.srv.URL, "--workload", "multi-round-chat",
+		"--tokens-per-gb-kvcache", "9000", "--kv-cache-volume", "1", "--tokenizer", path,
+		"--mrc-shared-prompt-length", "300", "--mrc-chat-history-length", "1200", "--mrc-user-input-length", "20",
+		"--mrc-output-length", "2", "--mrc-qps", "50", "--mrc-duration", "0.2",
+		"--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	rec.mu.Lock()
+	var warm []map[string]any
+	for _, b := range rec.bodies {
+		if b["max_tokens"].(float64) == 1 {
+			warm = append(warm, b)
+		}
+	}
+	rec.mu.Unlock()
+	if len(warm) == 0 {
+		t.Fatal("no session warmed")
+	}
+	tok, err := host.LoadTokenizerFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, b := range warm {
+		msgs := b["messages"].([]any)
+		texts = append(texts, msgs[0].(map[string]any)["content"].(string), msgs[1].(map[string]any)["content"].(string))
+	}
+	var chat protocol.Chat
+	for _, m := range warm[0]["messages"].([]any) {
+		m := m.(map[string]any)
+		chat.Messages = append(chat.Messages, protocol.ChatMessage{Role: m["role"].(string), Content: m["content"].(string)})
+	}
+	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: texts, Chats: []protocol.Chat{chat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range got.Texts {
+		if want := []int{300, 1200}[i%2]; n != want {
+			t.Errorf("session %d message %d: %d tokens by the file, want %d", i/2, i%2, n, want)
+		}
+	}
+	t.Logf("%d sessions, %d tokens a warmup prompt", len(warm), got.Chats[0])
+	if n := got.Chats[0]; 9000/n != len(warm) {
+		t.Errorf("%d sessions warmed, but a warmup prompt costs %d tokens by the file: 9000 / it is %d", len(warm), n, 9000/n)
+	}
+	if p := promptTokens(t, out); p.Tokenizer != "file:"+path || p.Warmup.Stated == nil || *p.Warmup.Stated != len(warm)*got.Chats[0] {
+		t.Errorf("summary prompt_tokens %+v, want file:%s and %d x %d warmup tokens stated", p, path, len(warm), got.Chats[0])
+	}
+}
