@@ -358,11 +358,11 @@ func (f *fileTokenizer) countText(t string) (int, error) {
 	}
 	for _, c := range append(cuts, []int{len(t), len(t)}) {
 		if c[0] > at {
-			enc, err := f.tk.EncodeSingle(t[at:c[0]], false)
+			k, err := f.encode(t[at:c[0]])
 			if err != nil {
 				return 0, err
 			}
-			n += len(enc.Ids)
+			n += k
 		}
 		if c[1] > c[0] {
 			n++
@@ -371,6 +371,21 @@ func (f *fileTokenizer) countText(t string) (int, error) {
 	}
 	f.cache[t] = n
 	return n, nil
+}
+
+// encode is the library's count of a text without added tokens, its
+// panics (on input its model cannot encode) turned into errors.
+func (f *fileTokenizer) encode(t string) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the tokenizer cannot encode the text: %v", r)
+		}
+	}()
+	enc, err := f.tk.EncodeSingle(t, false)
+	if err != nil {
+		return 0, err
+	}
+	return len(enc.Ids), nil
 }
 
 // CountTokens answers q from the file; a chat is its rendered template's
