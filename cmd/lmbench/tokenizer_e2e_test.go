@@ -213,7 +213,7 @@ func TestTokenizerEngineFailsWithoutTokenize(t *testing.T) {
 	r = lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "long-doc-qa",
 		"--tokens-per-gb-kvcache", "8000", "--tokenizer", "/nonexistent/tokenizer.json",
 		"--no-interactive", "-q", "--output-dir", t.TempDir())
-	if r.code == 0 || !strings.Contains(r.stderr, `--tokenizer: "/nonexistent/tokenizer.json": a local tokenizer.json is not supported yet`) {
+	if r.code == 0 || !strings.Contains(r.stderr, `--tokenizer /nonexistent/tokenizer.json: expected a Hugging Face tokenizer.json or a directory holding one`) {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

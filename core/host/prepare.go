@@ -46,8 +46,8 @@ type Setup struct {
 	Seed            int64
 	APIKey          string
 
-	// Tokenizer is --tokenizer (auto, engine, words; "" = auto), named by
-	// TokenizerOrigin in errors and warnings.
+	// Tokenizer is --tokenizer (auto, engine, words, or a tokenizer.json
+	// path; "" = auto), named by TokenizerOrigin in errors and warnings.
 	Tokenizer, TokenizerOrigin string
 
 	Workload *Workload
@@ -69,8 +69,8 @@ type Prepared struct {
 	Configured  protocol.Configured
 	// ModelDetected and TokensResolved say which of them Prepare found out.
 	ModelDetected, TokensResolved bool
-	// Tokenizer is what prompt lengths are counted in: TokenizerEngine or
-	// TokenizerWords.
+	// Tokenizer is what prompt lengths are counted in: TokenizerEngine,
+	// TokenizerWords or a file's (fileTokenizerName).
 	Tokenizer string
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.

@@ -26,21 +26,20 @@ const (
 	TokenizerWords  = "words"
 )
 
-// CheckTokenizer checks a --tokenizer value before any network traffic.
-// A path (a local Hugging Face tokenizer.json) is refused: the chat
-// template every workload sizes by is in tokenizer_config.json (Jinja),
-// not in tokenizer.json, and the pure-Go reader (sugarme/tokenizer)
-// compiles Split patterns with Go's regexp, which rejects the look-ahead
-// (\s+(?!\S)) of Llama 3's, Qwen's and GPT-4's.
+// CheckTokenizer checks a --tokenizer value before any network traffic:
+// auto, engine, words, or a path to a local Hugging Face tokenizer.json
+// (or a directory holding one), which must load.
 func CheckTokenizer(v, origin string) error {
 	switch v {
 	case TokenizerAuto, TokenizerEngine, TokenizerWords:
 		return nil
 	case "":
-		return fmt.Errorf("%s: must be auto, engine or words, got an empty value", origin)
+		return fmt.Errorf("%s: must be auto, engine, words or the path of a tokenizer.json, got an empty value", origin)
 	}
-	return fmt.Errorf("%s: %q: a local tokenizer.json is not supported yet (the chat template is not in it, and current models' "+
-		"pre-tokenizer patterns need look-ahead, which Go's regexp lacks); use auto, engine (the engine's /tokenize) or words", origin, v)
+	if _, err := loadFileTokenizer(v); err != nil {
+		return fmt.Errorf("%s %s: %w", origin, v, err)
+	}
+	return nil
 }
 
 // engineTokenizer counts tokens through the engine's POST /tokenize (vLLM's
@@ -219,6 +218,9 @@ func resolveTokenizer(ctx context.Context, mode, origin, base, apiKey, model str
 	if mode == TokenizerWords {
 		log.Warn().Msgf("%s words: prompt lengths are in whitespace words, not the model's tokens", origin)
 		return nil, TokenizerWords, nil
+	}
+	if mode != TokenizerAuto && mode != TokenizerEngine {
+		return fileTokenizerFor(mode, origin, log)
 	}
 	tok := newEngineTokenizer(base, apiKey, model)
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)

@@ -1,0 +1,113 @@
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ardanlabs/jinja"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// The chat template of a tokenizer file is the chat_template of the
+// tokenizer_config.json beside it (Jinja), rendered with
+// ardanlabs/jinja: pure Go, no dependencies, written for LLM chat
+// templates and tested against current models' (Llama 3, Qwen 3, Gemma,
+// Mistral, DeepSeek, GPT-OSS); gonja v2, the general Jinja port, lacks
+// HF templates' raise_exception, strftime_now and Python string methods
+// out of the box.
+
+// chatTemplate renders chats as the engine does: messages, the
+// generation prompt, and the config's bos and eos tokens.
+type chatTemplate struct {
+	file     string
+	tmpl     *jinja.Template
+	bos, eos string
+}
+
+// loadChatTemplate reads the chat template beside a tokenizer.json; nil
+// (and no error) when there is no tokenizer_config.json or it has none.
+func loadChatTemplate(tokenizerFile string) (*chatTemplate, error) {
+	file := filepath.Join(filepath.Dir(tokenizerFile), "tokenizer_config.json")
+	raw, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		ChatTemplate json.RawMessage `json:"chat_template"`
+		BOS          json.RawMessage `json:"bos_token"`
+		EOS          json.RawMessage `json:"eos_token"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("%s: expected a JSON object: %w", file, err)
+	}
+	src, err := templateSource(cfg.ChatTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("%s: chat_template: %w", file, err)
+	}
+	if src == "" {
+		return nil, nil
+	}
+	tmpl, err := jinja.Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: chat_template: %w (remove tokenizer_config.json to count chats without it)", file, err)
+	}
+	return &chatTemplate{file: file, tmpl: tmpl, bos: tokenText(cfg.BOS), eos: tokenText(cfg.EOS)}, nil
+}
+
+// templateSource is chat_template's text: a string, or the "default" of
+// a list of named templates.
+func templateSource(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var named []struct{ Name, Template string }
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return "", fmt.Errorf("expected a string or a list of {name, template}, got %.40s", raw)
+	}
+	for _, n := range named {
+		if n.Name == "default" {
+			return n.Template, nil
+		}
+	}
+	return "", fmt.Errorf("a list of %d named templates without \"default\"", len(named))
+}
+
+// tokenText is a bos_token or eos_token: a string or an added token's
+// object with a content.
+func tokenText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct{ Content string }
+	_ = json.Unmarshal(raw, &o) // anything else: no token
+	return o.Content
+}
+
+// render is the prompt text of chat c with the generation prompt.
+func (t *chatTemplate) render(c protocol.Chat) (string, error) {
+	msgs := make([]any, len(c.Messages))
+	for i, m := range c.Messages {
+		msgs[i] = map[string]any{"role": m.Role, "content": m.Content}
+	}
+	out, err := t.tmpl.Render(map[string]any{
+		"messages": msgs, "add_generation_prompt": true,
+		"bos_token": t.bos, "eos_token": t.eos,
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s: chat_template: %w", t.file, err)
+	}
+	return out, nil
+}
