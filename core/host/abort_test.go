@@ -234,6 +234,61 @@ func TestHealthProbeAborts(t *testing.T) {
 	}
 }
 
+// A health endpoint that fails while requests keep succeeding (an
+// overloaded /health) does not stop the run: the requests show the engine
+// alive. Request k answers once the k-th failed probe is in, so a success
+// lands between every two failed probes.
+func TestHealthProbeFailingWhileRequestsSucceed(t *testing.T) {
+	t.Parallel()
+	var probes atomic.Int64
+	probed := make(chan struct{}, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			http.NotFound(w, r)
+			return
+		}
+		if probes.Add(1) == 1 {
+			return // the first probe chooses /health
+		}
+		http.Error(w, "health endpoint overloaded", http.StatusServiceUnavailable)
+		select {
+		case probed <- struct{}{}:
+		default:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	snd := &funcSender{answer: func(ctx context.Context, n int, req engine.Request) engine.Result {
+		mu.Lock() // one at a time: each waits for a fresh failed probe
+		defer mu.Unlock()
+		select {
+		case <-probed:
+		case <-ctx.Done():
+			return fail(req, ctx.Err().Error())
+		}
+		return succeed(req)
+	}}
+	var measure []protocol.Request
+	for i := range 8 {
+		measure = append(measure, chat(fmt.Sprintf("m%d", i), nil))
+	}
+	p, _ := plan(t, batches(nil, measure), snd)
+	// Three failed probes 50 ms apart would abort; a success comes with
+	// every one of them.
+	p.Abort = AbortPolicy{Health: HealthProbe{BaseURL: srv.URL + "/v1", Interval: 50 * time.Millisecond}}
+	p.Report.ExportJSON = true
+	res, err := Execute(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != record.Completed || res.Abort != nil || res.Final.SuccessfulRequests != 8 {
+		t.Fatalf("status %q abort %+v, %d successful: want completed, all 8", res.Status, res.Abort, res.Final.SuccessfulRequests)
+	}
+	if n := probes.Load(); n < 9 {
+		t.Errorf("%d probes, want at least 9 (one to choose /health, one failed per request): the test proves nothing", n)
+	}
+}
+
 func TestWarmupFailureStopsBeforeMeasuring(t *testing.T) {
 	t.Parallel()
 	warmup := []protocol.Request{chat("w0", nil), chat("w1", nil), chat("w2", nil)}

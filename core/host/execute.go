@@ -194,11 +194,18 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()
 	stopProgress := startProgress(runCtx, p, obs)
-	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) {
+	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) bool {
+		// A request that succeeded while the probes failed shows the
+		// engine alive: a slow health endpoint alone never aborts a run.
+		if window := time.Duration(HealthFailures) * p.Abort.Health.Interval; obs.succeededWithin(window) {
+			p.Log.Warn().Msgf("the engine's health probe failed %d times in a row, but requests still succeed: not stopping the run", HealthFailures)
+			return false
+		}
 		if obs.setAbort(a) {
 			p.Log.Error().Msgf("stopping the run: %s", a.Reason)
 			cancelRun(a)
 		}
+		return true
 	})
 	outcome, runErr := runloop.Run(runCtx, runloop.Config[Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
@@ -444,6 +451,13 @@ type observer struct {
 	done        atomic.Int64
 	failed      atomic.Int64
 	measureSent atomic.Int64
+	lastSuccess atomic.Int64 // when a request last succeeded (Unix ns; 0: none yet)
+}
+
+// succeededWithin reports whether a request succeeded in the last d.
+func (o *observer) succeededWithin(d time.Duration) bool {
+	last := o.lastSuccess.Load()
+	return last != 0 && time.Since(time.Unix(0, last)) <= d
 }
 
 // setAbort records a as the run's abort unless it has one; it reports
@@ -583,6 +597,8 @@ func (o *observer) Finished(f *runloop.Finished[Measured]) error {
 	o.done.Add(1)
 	if !r.Success {
 		o.failed.Add(1)
+	} else {
+		o.lastSuccess.Store(time.Now().UnixNano())
 	}
 	o.fan.Add(rec)
 	if stop != nil {

@@ -133,7 +133,7 @@ func (p *prober) get(ctx context.Context, u string) error {
 // startHealth probes the engine every h.Interval until stopped; after
 // HealthFailures failed probes in a row it calls abort once and stops.
 // Without a probe it does nothing.
-func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort func(*Abort)) (stop func()) {
+func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort func(*Abort) bool) (stop func()) {
 	if !h.on() {
 		return func() {}
 	}
@@ -170,9 +170,13 @@ func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort f
 			msg := redactKey(err.Error(), h.APIKey)
 			log.Warn().Str("error", msg).Int("in_a_row", failed).Msg("engine health probe failed")
 			if failed >= HealthFailures {
-				abort(&Abort{Title: "engine unreachable", Reason: fmt.Sprintf(
-					"engine unreachable: %d health probes in a row failed, %s apart (the last: %s)", failed, h.Interval, msg)})
-				return
+				if abort(&Abort{Title: "engine unreachable", Reason: fmt.Sprintf(
+					"engine unreachable: %d health probes in a row failed, %s apart (the last: %s)", failed, h.Interval, msg)}) {
+					return
+				}
+				// Requests still succeed: the probe, not the engine, is
+				// failing (an overloaded health endpoint). Keep probing.
+				failed = 0
 			}
 		}
 	}()
