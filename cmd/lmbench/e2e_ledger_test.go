@@ -98,8 +98,11 @@ func TestHitsWithoutATTFTGain(t *testing.T) {
 				}
 				return
 			}
-			if g.Ratio > 0.5 || v != "" {
-				t.Errorf("free hits: ratio %.2f (%.1f vs %.1f ms), verdict %q; want < 0.5 and none", g.Ratio, g.HitMS, g.ColdMS, v)
+			// Below the verdict's 0.9, not a tighter bound: on a loaded
+			// machine free hits queue behind cold prefills (0.03-0.06 quiet,
+			// 0.59 seen under a parallel test suite).
+			if g.Ratio >= 0.9 || v != "" {
+				t.Errorf("free hits: ratio %.2f (%.1f vs %.1f ms), verdict %q; want < 0.9 and none", g.Ratio, g.HitMS, g.ColdMS, v)
 			}
 		})
 	}
