@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 3
+	Minor = 4
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -59,6 +59,13 @@ const (
 	// reading a trace) and answers their errors without configuring. A
 	// real Configure follows. (minor 3)
 	CheckOptions = "check-options"
+	// Sharding: the workload splits its plan when Common.Shard names one
+	// shard of several (lmbench run --shard I/N): it keeps the sessions,
+	// documents or request ordinals the shard owns (Shard.Owns) and, for an
+	// open-loop schedule, the global schedule's due times, so N shards
+	// together send the plan one unsharded run sends. A host refuses
+	// --shard for a workload without it. (minor 4)
+	Sharding = "shard"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -73,10 +80,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -229,6 +236,9 @@ type Common struct {
 	KVCacheVolumeGB float64
 	TokensPerGB     int64
 	CompletionsMode bool
+	// Shard is the part of a sharded run this process sends (the zero
+	// value: the whole plan). Capability Sharding (minor 4).
+	Shard Shard
 }
 
 // WorkloadConfig is what Configure receives: the options set above the

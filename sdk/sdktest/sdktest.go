@@ -61,6 +61,9 @@ type Sent struct {
 	IgnoreEOS  bool              `json:"ignore_eos,omitempty"` // exactly MaxTokens asked for
 	Tags       map[string]string `json:"tags,omitempty"`
 	Tools      []protocol.Tool   `json:"tools,omitempty"`
+	// Explicit: the workload set Scheduled (Request.At), so it is part of
+	// the plan; otherwise it is when the Step that returned it was due.
+	Explicit bool `json:"-"`
 }
 
 // Reply is what the fake engine answers.
@@ -279,7 +282,7 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if protocol.Negotiate(host.Capabilities, desc.Info.Capabilities).Has(protocol.CheckOptions) {
 		// As lmbench does before it contacts the engine: no model yet.
 		cr, err := c.Configure(ctx, protocol.WorkloadConfig{Options: opts, CheckOnly: true,
-			Common: protocol.Common{Seed: common.Seed, KVCacheVolumeGB: common.KVCacheVolumeGB, TokensPerGB: common.TokensPerGB}})
+			Common: protocol.Common{Seed: common.Seed, KVCacheVolumeGB: common.KVCacheVolumeGB, TokensPerGB: common.TokensPerGB, Shard: common.Shard}})
 		if err != nil {
 			return nil, fmt.Errorf("check-only configure: %w", err)
 		}
@@ -361,7 +364,7 @@ func (v *virtual) PhaseEnded(protocol.Phase, time.Time)           {}
 
 func (v *virtual) Send(req *runloop.Outgoing) {
 	now := v.Now()
-	s := Sent{Phase: req.Phase.String(), ID: req.ID, Offset: now.Sub(v.start), Scheduled: req.Due.Sub(v.start),
+	s := Sent{Phase: req.Phase.String(), ID: req.ID, Offset: now.Sub(v.start), Scheduled: req.Due.Sub(v.start), Explicit: req.Explicit,
 		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, IgnoreEOS: req.IgnoreEOS, Tags: req.Tags, Tools: req.Tools}
 	for _, m := range req.Messages {
 		s.Messages = append(s.Messages, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})

@@ -613,7 +613,7 @@ func TestRunResolvesContent(t *testing.T) {
 		{Phase: "warmup", ID: "warm", MaxTokens: 1, Messages: []sdktest.Message{{Role: "user", Content: "Once upon a time."}}},
 		{Phase: "measure", ID: "q0", MaxTokens: workload.DefaultMaxTokens, Tags: map[string]string{"doc": "0"},
 			Messages: []sdktest.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Once upon a time. Why?"}}},
-		{Phase: "measure", ID: "q1", Offset: time.Millisecond, Scheduled: time.Millisecond, MaxTokens: 7, Tags: map[string]string{"doc": "1"},
+		{Phase: "measure", ID: "q1", Offset: time.Millisecond, Scheduled: time.Millisecond, Explicit: true, MaxTokens: 7, Tags: map[string]string{"doc": "1"},
 			Completion: true, Prompt: "The end. Next:"},
 		{Phase: "measure", ID: "q2", Offset: time.Second, Scheduled: time.Second, MaxTokens: workload.DefaultMaxTokens,
 			Messages: []sdktest.Message{{Role: "user", Content: "bye"}}},

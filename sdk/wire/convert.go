@@ -152,6 +152,7 @@ func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {
 	return &workloadv1.ConfigureRequest{Options: toValues(c.Options), Common: &workloadv1.Common{
 		Seed: c.Common.Seed, Model: c.Common.Model, KvCacheVolumeGb: c.Common.KVCacheVolumeGB,
 		TokensPerGb: c.Common.TokensPerGB, CompletionsMode: c.Common.CompletionsMode,
+		ShardIndex: int32(c.Common.Shard.Index), ShardCount: int32(c.Common.Shard.Count),
 	}, Tokenizer: c.Tokens != nil, CheckOnly: c.CheckOnly}
 }
 
@@ -160,6 +161,7 @@ func fromWorkloadConfig(r *workloadv1.ConfigureRequest) protocol.WorkloadConfig 
 	return protocol.WorkloadConfig{Options: fromValues(r.GetOptions()), Common: protocol.Common{
 		Seed: c.GetSeed(), Model: c.GetModel(), KVCacheVolumeGB: c.GetKvCacheVolumeGb(),
 		TokensPerGB: c.GetTokensPerGb(), CompletionsMode: c.GetCompletionsMode(),
+		Shard: protocol.Shard{Index: int(c.GetShardIndex()), Count: int(c.GetShardCount())},
 	}, CheckOnly: r.GetCheckOnly()}
 }
 

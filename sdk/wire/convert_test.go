@@ -146,7 +146,7 @@ func TestWorkloadConfigRoundTrip(t *testing.T) {
 	t.Parallel()
 	roundTrip(t, map[string]protocol.WorkloadConfig{
 		"full": {Options: someValues, Common: protocol.Common{Seed: -42, Model: "meta-llama/Llama-3.1-8B",
-			KVCacheVolumeGB: 12.5, TokensPerGB: 50000, CompletionsMode: true}},
+			KVCacheVolumeGB: 12.5, TokensPerGB: 50000, CompletionsMode: true, Shard: protocol.Shard{Index: 2, Count: 3}}},
 		"check only": {Options: someValues, Common: protocol.Common{Seed: 7, KVCacheVolumeGB: 1}, CheckOnly: true},
 	}, toWorkloadConfig, fromWorkloadConfig)
 }

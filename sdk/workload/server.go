@@ -54,9 +54,24 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	if err != nil {
 		return protocol.Configured{Errors: option.Errors(err)}, nil
 	}
+	if cfg.Common.Shard.Sharded() {
+		if !s.def.Shards {
+			return protocol.Configured{Errors: []protocol.FieldError{{Message: fmt.Sprintf(
+				"workload %s cannot be sharded (--shard %s): it does not split its plan (capability %q)",
+				s.def.Name, cfg.Common.Shard, protocol.Sharding)}}}, nil
+		}
+		if err := cfg.Common.Shard.Check(); err != nil {
+			return protocol.Configured{Errors: []protocol.FieldError{{Message: "shard: " + err.Error()}}}, nil
+		}
+	}
 	if cfg.CheckOnly {
 		if p, ok := any(opts).(Prechecker); ok {
 			if err := p.Precheck(); err != nil {
+				return protocol.Configured{Errors: option.Errors(err)}, nil
+			}
+		}
+		if p, ok := any(opts).(ShardPrechecker); ok && cfg.Common.Shard.Sharded() {
+			if err := p.PrecheckShard(cfg.Common.Shard); err != nil {
 				return protocol.Configured{Errors: option.Errors(err)}, nil
 			}
 		}
@@ -112,12 +127,12 @@ func (s *server[O]) configured() (Workload, *Registry, protocol.Capabilities, er
 }
 
 // capabilities is what this workload announces: the SDK's, without the
-// tokenizer unless the definition counts tokens.
+// tokenizer unless the definition counts tokens, nor sharding unless it
+// splits its plan.
 func (s *server[O]) capabilities() []string {
-	if s.def.CountsTokens {
-		return protocol.WorkloadCapabilities
-	}
-	return slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.Tokenizer })
+	return slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool {
+		return (c == protocol.Tokenizer && !s.def.CountsTokens) || (c == protocol.Sharding && !s.def.Shards)
+	})
 }
 
 func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {

@@ -82,7 +82,7 @@ func (o testOptions) Precheck() error {
 func definition(newFn func(testOptions, workload.Env) (workload.Workload, error)) workload.Definition[testOptions] {
 	return workload.Definition[testOptions]{
 		Name: "test-wl", Prefix: "tw", Summary: "a test workload", Version: "1.2.3",
-		TagKeys: []string{"doc", "query"}, WantsResponseText: true, CountsTokens: true,
+		TagKeys: []string{"doc", "query"}, WantsResponseText: true, CountsTokens: true, Shards: true,
 		Defaults: testOptions{Docs: 2, Policy: "random"},
 		New:      newFn,
 	}
@@ -944,5 +944,47 @@ func TestCheckOnlyConfigure(t *testing.T) {
 				t.Errorf("Step after a check-only Configure: %v, want ErrOutOfOrder", err)
 			}
 		})
+	}
+}
+
+// A workload that does not split its plan neither announces sharding nor
+// accepts a sharded Configure; one that does gets the shard in Env.
+func TestShardingCapability(t *testing.T) {
+	t.Parallel()
+	var got workload.Shard
+	def := definition(func(_ testOptions, env workload.Env) (workload.Workload, error) { got = env.Shard; return &fake{}, nil })
+	sharded := protocol.WorkloadConfig{Common: protocol.Common{Seed: 1, Shard: protocol.Shard{Index: 1, Count: 3}}}
+
+	srv := workload.NewServer(def, zerolog.Nop())
+	if _, err := srv.Describe(context.Background(), newestHost); err != nil {
+		t.Fatal(err)
+	}
+	cr, err := srv.Configure(context.Background(), sharded)
+	if err != nil || len(cr.Errors) > 0 {
+		t.Fatalf("Configure = %v, %v", cr.Errors, err)
+	}
+	if got != (workload.Shard{Index: 1, Count: 3}) {
+		t.Errorf("Env.Shard = %v, want 1/3", got)
+	}
+
+	def.Shards = false
+	srv = workload.NewServer(def, zerolog.Nop())
+	d, err := srv.Describe(context.Background(), newestHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(d.Info.Capabilities, protocol.Sharding) {
+		t.Errorf("capabilities %v announce sharding for a workload without Shards", d.Info.Capabilities)
+	}
+	for _, checkOnly := range []bool{true, false} {
+		cfg := sharded
+		cfg.CheckOnly = checkOnly
+		cr, err := srv.Configure(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cr.Errors) != 1 || !strings.Contains(cr.Errors[0].Message, "cannot be sharded (--shard 1/3)") {
+			t.Errorf("check-only %v: errors %v, want the workload refusing --shard 1/3", checkOnly, cr.Errors)
+		}
 	}
 }

@@ -25,6 +25,9 @@ const (
 // Common holds the run-wide settings every workload may use.
 type Common = protocol.Common
 
+// Shard is the part of a sharded run a process sends (Common.Shard).
+type Shard = protocol.Shard
+
 // Logger is the plugin's logger (zerolog's), so a workload can keep one in
 // a field without importing zerolog.
 type Logger = zerolog.Logger
@@ -45,6 +48,8 @@ type Env struct {
 	Tokenizer *Tokenizer
 	// Context is the Configure call's, for the calls New makes (Tokenizer).
 	Context context.Context
+	// (Common.Shard is the part of a sharded run this process sends: the
+	// zero value, all of it, unless the Definition has Shards.)
 }
 
 // HostHas reports whether the host announced capability c (a
@@ -283,6 +288,13 @@ type (
 // it relies on, since an older host skips the precheck.
 type Prechecker interface{ Precheck() error }
 
+// ShardPrechecker is Prechecker for what depends on the shard, such as a
+// run-wide concurrency too small to divide (protocol.Shard.Share): called
+// in the check-only Configure of a sharded run.
+type ShardPrechecker interface {
+	PrecheckShard(protocol.Shard) error
+}
+
 // Definition describes a workload plugin. O is its options struct; the
 // values in Defaults are the defaults (see package option for the tags).
 type Definition[O any] struct {
@@ -298,7 +310,11 @@ type Definition[O any] struct {
 	// protocol.Tokenizer, Env.Tokenizer); without it the host neither
 	// probes one nor offers it.
 	CountsTokens bool
-	Defaults     O
+	// Shards says New splits the plan by Env.Shard (capability
+	// protocol.Sharding): a host refuses lmbench run --shard for a
+	// workload without it, and the SDK refuses a sharded Configure.
+	Shards   bool
+	Defaults O
 	// New builds the workload from validated options. Return an
 	// *option.FieldError to point at one option.
 	New func(opts O, env Env) (Workload, error)

@@ -36,16 +36,20 @@ var Definition = workload.Definition[Options]{
 	Version:  "0.1.0",
 	TagKeys:  []string{"i"},
 	Defaults: Options{Requests: 100, QPS: 2, PrefixTokens: 1000},
+	// Shards: lmbench run --shard I/N works; New keeps the shard's part.
+	Shards: true,
 	New: func(o Options, env workload.Env) (workload.Workload, error) {
+		// The run's seed, not a shard's: every shard shares the prefix.
 		prefix := env.Content.Register("prefix", synthetic(env.Seed, o.PrefixTokens))
-		return &fixed{opts: o, prefix: prefix}, nil
+		return &fixed{opts: o, prefix: prefix, shard: env.Shard}, nil
 	},
 }
 
 type fixed struct {
 	opts   Options
 	prefix workload.Segment
-	sent   int
+	shard  workload.Shard // the part of a sharded run this process sends
+	sent   int            // the next request's ordinal in the whole run
 }
 
 // Step sends every request due by now, then sleeps until the next is due.
@@ -54,16 +58,28 @@ func (w *fixed) Step(_ context.Context, in workload.StepInput) (workload.StepOut
 		return workload.Done(), nil
 	}
 	var reqs []workload.Request
+	w.skip()
 	for ; w.sent < w.opts.Requests && w.due(w.sent) <= in.Offset; w.sent++ {
+		if !w.shard.Owns(w.sent) {
+			continue // another shard sends it
+		}
 		n := strconv.Itoa(w.sent)
 		question := workload.Text("\nQuestion " + n + ": summarise the text above in one sentence.")
 		reqs = append(reqs, workload.Chat("fp_"+n, workload.User(w.prefix, question)).
 			WithMaxTokens(32).Tag("i", n).At(w.due(w.sent)))
 	}
-	if w.sent == w.opts.Requests {
+	if w.skip(); w.sent == w.opts.Requests {
 		return workload.Send(reqs...).Done(), nil
 	}
 	return workload.Send(reqs...).WakeAt(w.due(w.sent)), nil
+}
+
+// skip moves past the requests other shards send, so the next wake-up is
+// this shard's next due time (the global schedule's, unchanged).
+func (w *fixed) skip() {
+	for w.sent < w.opts.Requests && !w.shard.Owns(w.sent) {
+		w.sent++
+	}
 }
 
 // due is when request i should go out: i / qps seconds into the phase.
@@ -75,7 +91,7 @@ func (w *fixed) due(i int) time.Duration {
 func (w *fixed) OnFinished(context.Context, []workload.Result) error { return nil }
 
 // PlannedRequests lets the host show progress (optional interface).
-func (w *fixed) PlannedRequests() int { return w.opts.Requests }
+func (w *fixed) PlannedRequests() int { return w.shard.Owned(w.opts.Requests) }
 
 // synthetic is n pseudo-random words, the same for the same seed.
 func synthetic(seed int64, n int) string {

@@ -104,3 +104,10 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// Three shards together send the unsharded run's requests, each on the
+// global schedule's time.
+func TestSharding(t *testing.T) {
+	t.Parallel()
+	sdktest.CheckSharding(t, Definition, sdktest.Options{Options: map[string]any{"requests": 8, "qps": 4.0, "prefix-tokens": 20}}, 3)
+}

@@ -61,7 +61,9 @@ func TestMainDescribe(t *testing.T) {
 	}
 	// The SDK's capabilities, but the tokenizer: this workload does not
 	// count tokens.
-	caps := slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.Tokenizer })
+	caps := slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool {
+		return c == protocol.Tokenizer || c == protocol.Sharding // nor does it split its plan
+	})
 	wantInfo := protocol.PluginInfo{
 		Kind: protocol.WorkloadKind, Name: "fixed-prefix", Version: "0.3.0", Summary: "a test workload", Prefix: "fp",
 		ProtocolMinor: protocol.Minor, Capabilities: caps, SDKVersion: wire.SDKVersion,

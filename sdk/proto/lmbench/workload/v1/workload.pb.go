@@ -196,8 +196,12 @@ type Common struct {
 	KvCacheVolumeGb float64                `protobuf:"fixed64,3,opt,name=kv_cache_volume_gb,json=kvCacheVolumeGb,proto3" json:"kv_cache_volume_gb,omitempty"`
 	TokensPerGb     int64                  `protobuf:"varint,4,opt,name=tokens_per_gb,json=tokensPerGb,proto3" json:"tokens_per_gb,omitempty"`
 	CompletionsMode bool                   `protobuf:"varint,5,opt,name=completions_mode,json=completionsMode,proto3" json:"completions_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Minor 4, capability "shard": this process sends shard shard_index of
+	// shard_count (0 of 0: the whole run).
+	ShardIndex    int32 `protobuf:"varint,6,opt,name=shard_index,json=shardIndex,proto3" json:"shard_index,omitempty"`
+	ShardCount    int32 `protobuf:"varint,7,opt,name=shard_count,json=shardCount,proto3" json:"shard_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Common) Reset() {
@@ -263,6 +267,20 @@ func (x *Common) GetCompletionsMode() bool {
 		return x.CompletionsMode
 	}
 	return false
+}
+
+func (x *Common) GetShardIndex() int32 {
+	if x != nil {
+		return x.ShardIndex
+	}
+	return 0
+}
+
+func (x *Common) GetShardCount() int32 {
+	if x != nil {
+		return x.ShardCount
+	}
+	return 0
 }
 
 type ConfigureRequest struct {
@@ -1698,13 +1716,17 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x04info\x18\x01 \x01(\v2\x1d.lmbench.plugin.v1.PluginInfoR\x04info\x127\n" +
 	"\aoptions\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.OptionSpecR\aoptions\x12\x19\n" +
 	"\btag_keys\x18\x03 \x03(\tR\atagKeys\x12.\n" +
-	"\x13wants_response_text\x18\x04 \x01(\bR\x11wantsResponseText\"\xae\x01\n" +
+	"\x13wants_response_text\x18\x04 \x01(\bR\x11wantsResponseText\"\xf0\x01\n" +
 	"\x06Common\x12\x12\n" +
 	"\x04seed\x18\x01 \x01(\x03R\x04seed\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
 	"\x12kv_cache_volume_gb\x18\x03 \x01(\x01R\x0fkvCacheVolumeGb\x12\"\n" +
 	"\rtokens_per_gb\x18\x04 \x01(\x03R\vtokensPerGb\x12)\n" +
-	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\"\xae\x02\n" +
+	"\x10completions_mode\x18\x05 \x01(\bR\x0fcompletionsMode\x12\x1f\n" +
+	"\vshard_index\x18\x06 \x01(\x05R\n" +
+	"shardIndex\x12\x1f\n" +
+	"\vshard_count\x18\a \x01(\x05R\n" +
+	"shardCount\"\xae\x02\n" +
 	"\x10ConfigureRequest\x12L\n" +
 	"\aoptions\x18\x01 \x03(\v22.lmbench.workload.v1.ConfigureRequest.OptionsEntryR\aoptions\x123\n" +
 	"\x06common\x18\x02 \x01(\v2\x1b.lmbench.workload.v1.CommonR\x06common\x12\x1c\n" +
