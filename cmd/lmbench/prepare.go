@@ -32,6 +32,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 		TokensPerGB: v.Int(keyTokensPerGB), HasTokensPerGB: v.Has(keyTokensPerGB), TokensOrigin: v.Origin(keyTokensPerGB),
 		KVCacheVolumeGB: v.Float(keyKVVolume), KVOrigin: v.Origin(keyKVVolume),
 		Seed:      v.Int(keySeed),
+		Shard:     r.shard.workloadShard(), ShardOrigin: v.Origin(keyShard),
 		Tokenizer: v.String(keyTokenizer), TokenizerOrigin: v.Origin(keyTokenizer),
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.wl, Options: r.pluginOptions(r.wl), OptionOrigin: r.origin(r.wl),
