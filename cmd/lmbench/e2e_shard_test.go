@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lmbench/lmbench/core/record"
+)
+
+// startBarrier runs lmbench barrier for n shards on a free port and
+// returns its URL.
+func startBarrier(t *testing.T, n int) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "lmbench"), "barrier", "--shards", fmt.Sprint(n), "--listen", "127.0.0.1:0", "--lead", "500ms", "--timeout", "5m")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("lmbench barrier: %v", err)
+	}
+	// lmbench barrier: run …, waiting for N shards on http://127.0.0.1:P
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("lmbench barrier printed %q", line)
+	}
+	return strings.TrimSpace(line[i:])
+}
+
+// runShards runs n shards of the same run at once (each its own process
+// and output directory under dir) and waits for all.
+func runShards(t *testing.T, dir string, n int, start []string, args ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	res := make([]result, n)
+	for i := range n {
+		wg.Go(func() {
+			a := append(slices.Clone(args), "--shard", fmt.Sprintf("%d/%d", i, n), "--output-dir", filepath.Join(dir, fmt.Sprintf("shard-%d", i)))
+			res[i] = lmbench(t, nil, append(a, start...)...)
+		})
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.code != 0 {
+			t.Fatalf("shard %d/%d: exit %d\n%s", i, n, r.code, r.stderr)
+		}
+	}
+}
+
+// measuredByID is a journal's measured records by request id.
+func measuredByID(t *testing.T, path string) map[string]record.Record {
+	t.Helper()
+	out := map[string]record.Record{}
+	for _, r := range readJournal(t, path).Records {
+		if r.Phase == record.Measure {
+			if _, dup := out[r.RequestID]; dup {
+				t.Errorf("%s: request %s twice", path, r.RequestID)
+			}
+			out[r.RequestID] = r
+		}
+	}
+	return out
+}
+
+// Three shards of a run, through a barrier, against one engine (lmbench
+// sim in its own process: its tokenizer counts the prompts), then lmbench
+// merge, give the unsharded run's measured requests — the same ids, each
+// with the same prompt length as the engine counted it — and the same
+// counts in the summary; the merged files carry every record once, each
+// tagged with its shard.
+func TestShardedRunMergesToTheUnshardedRun(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"long-doc-permutator", []string{"--workload", "long-doc-permutator", "--ldp-num-contexts", "3", "--ldp-context-length", "60",
+			"--ldp-system-prompt-length", "10", "--ldp-num-permutations", "7", "--ldp-num-inflight-requests", "3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, url := startSim(t, "--tokenizer-mode", "subword")
+			common := append([]string{"run", "--engine-url", url, "--tokens-per-gb-kvcache", "8192", "--kv-cache-volume", "1",
+				"--seed", "11", "--no-interactive", "-q", "--json"}, tc.args...)
+			dir := t.TempDir()
+			whole := filepath.Join(dir, "whole")
+			if r := lmbench(t, nil, append(common, "--output-dir", whole)...); r.code != 0 {
+				t.Fatalf("unsharded run: exit %d\n%s", r.code, r.stderr)
+			}
+			shards := filepath.Join(dir, "shards")
+			runShards(t, shards, 3, []string{"--barrier", startBarrier(t, 3)}, common...)
+			merged := filepath.Join(dir, "merged")
+			m := lmbench(t, nil, "merge", "-o", merged, shards)
+			if m.code != 0 {
+				t.Fatalf("merge: exit %d\n%s\n%s", m.code, m.stdout, m.stderr)
+			}
+
+			want := measuredByID(t, filepath.Join(whole, record.JournalName))
+			got := measuredByID(t, filepath.Join(merged, record.JournalName))
+			wantIDs, gotIDs := mapKeys(want), mapKeys(got)
+			if !slices.Equal(wantIDs, gotIDs) {
+				t.Fatalf("merged request ids %v, unsharded %v", gotIDs, wantIDs)
+			}
+			for id, w := range want {
+				g := got[id]
+				if g.InputTokens != w.InputTokens || g.OutputTokens != w.OutputTokens || g.Success != w.Success {
+					t.Errorf("%s: merged %d in / %d out / success %v, unsharded %d / %d / %v", id,
+						g.InputTokens, g.OutputTokens, g.Success, w.InputTokens, w.OutputTokens, w.Success)
+				}
+			}
+			ws, ms := readSummaryMap(t, whole), readSummaryMap(t, merged)
+			for _, k := range []string{"total_requests", "successful_requests", "failed_requests", "total_input_tokens", "total_output_tokens"} {
+				if a, b := ws["results"].(map[string]any)[k], ms["results"].(map[string]any)[k]; a != b {
+					t.Errorf("results.%s: merged %v, unsharded %v", k, b, a)
+				}
+			}
+			if st := ms["run"].(map[string]any)["status"]; st != "completed" {
+				t.Errorf("merged status %v", st)
+			}
+			parts, _ := ms["shards"].([]any)
+			if len(parts) != 3 {
+				t.Fatalf("merged summary lists %d shards, want 3", len(parts))
+			}
+			for i, p := range parts {
+				p := p.(map[string]any)
+				clock := p["clock"].(map[string]any)
+				if p["index"] != float64(i) || p["status"] != "completed" || !strings.HasPrefix(clock["reference"].(string), "barrier http://") || clock["samples"] != 8.0 {
+					t.Errorf("shard %d in the summary: %v", i, p)
+				}
+			}
+			rows := readCSV(t, filepath.Join(merged, "bench_results.csv"))
+			col := slices.Index(rows[0], "tag_shard")
+			if col < 0 || len(rows)-1 != len(want) {
+				t.Fatalf("merged CSV: %d rows, header %v; want %d rows and a shard column", len(rows)-1, rows[0], len(want))
+			}
+			seen := map[string]int{}
+			for _, row := range rows[1:] {
+				seen[row[col]]++
+			}
+			if len(seen) != 3 || seen["0"] == 0 || seen["1"] == 0 || seen["2"] == 0 {
+				t.Errorf("merged CSV: rows by shard %v, want shards 0, 1 and 2", seen)
+			}
+			for _, f := range []string{"bench_results.parquet", "report.html"} {
+				if _, err := os.Stat(filepath.Join(merged, f)); err != nil {
+					t.Errorf("merged %s: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Merging refuses what is not one whole run, before writing anything:
+// a shard missing, and the shards of two runs.
+func TestMergeRefusesIncompleteRuns(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	_, url := startSim(t)
+	dir := t.TempDir()
+	common := []string{"run", "--engine-url", url, "--workload", "long-doc-permutator", "--ldp-num-contexts", "2", "--ldp-context-length", "20",
+		"--ldp-num-permutations", "3", "--ldp-num-inflight-requests", "3", "--tokens-per-gb-kvcache", "8192", "--kv-cache-volume", "1",
+		"--no-interactive", "-q", "--json"}
+	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	for i := range 2 {
+		a := append(slices.Clone(common), "--shard", fmt.Sprintf("%d/3", i), "--start-at", start, "--output-dir", filepath.Join(dir, fmt.Sprint(i)))
+		if r := lmbench(t, nil, a...); r.code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s", i, r.code, r.stderr)
+		}
+	}
+	r := lmbench(t, nil, "merge", "-o", filepath.Join(dir, "m"), dir)
+	if r.code == 0 || !strings.Contains(r.stderr, "shard 2/3 missing (2 of 3 found)") {
+		t.Errorf("merge without shard 2: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m", record.JournalName)); err == nil {
+		t.Error("a refused merge wrote a journal")
+	}
+	r = lmbench(t, nil, "merge", "--partial", "-o", filepath.Join(dir, "p"), filepath.Join(dir, "0"), filepath.Join(dir, "1"))
+	if r.code != 1 || !strings.Contains(r.stderr, "the merged run is aborted: shard 2/3 missing from the merge") {
+		t.Errorf("partial merge: exit %d\n%s", r.code, r.stderr)
+	}
+	// Another run's shard 2 (another start: another run id).
+	other := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	a := append(slices.Clone(common), "--shard", "2/3", "--start-at", other, "--output-dir", filepath.Join(dir, "2"))
+	if r := lmbench(t, nil, a...); r.code != 0 {
+		t.Fatalf("other shard: exit %d\n%s", r.code, r.stderr)
+	}
+	r = lmbench(t, nil, "merge", "-o", filepath.Join(dir, "m"), filepath.Join(dir, "0"), filepath.Join(dir, "1"), filepath.Join(dir, "2"))
+	if r.code == 0 || !strings.Contains(r.stderr, "merge the shards of one run") {
+		t.Errorf("merge of two runs: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// Bad shard options are refused before the engine is contacted, naming
+// the flag; a workload that cannot split its plan is refused too.
+func TestShardOptionErrors(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newFakeEngine(t)
+	base := []string{"run", "--engine-url", e.srv.URL, "--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workload", "random-prefill", "--shard", "3/3", "--start-at", "1796140000"}, `--shard: "3/3": shard index 3: expected 0 to 2 for 3 shards`},
+		{[]string{"--workload", "random-prefill", "--shard", "0-3"}, `--shard: "0-3": expected I/N`},
+		{[]string{"--workload", "random-prefill", "--shard", "0/3"}, "a sharded run needs a common start"},
+		{[]string{"--workload", "random-prefill", "--shard", "0/3", "--start-at", "tomorrow"}, `--start-at: "tomorrow": expected an RFC 3339 time`},
+		{[]string{"--workload", "random-prefill", "--shard", "0/3", "--barrier", "lmbench-barrier:7070"}, "--barrier: \"lmbench-barrier:7070\": expected the barrier's http://"},
+		{[]string{"--workload", "random-prefill", "--start-at", "1796140000"}, "--start-at: only for a sharded run"},
+		{[]string{"--workload", "random-prefill", "--shard", "0/3", "--start-at", "1796140000", "--max-concurrency", "2"}, "--max-concurrency: 2 cannot be divided among 3 shards"},
+		{[]string{"--workload", "prefix-suffix-tuner", "--shard", "0/2", "--start-at", "1796140000"}, "prefix-suffix-tuner"},
+	} {
+		r := lmbench(t, nil, append(slices.Clone(base), tc.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error with %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(e.requests()); n != 0 {
+		t.Errorf("the engine got %d requests from refused runs", n)
+	}
+}
+
