@@ -241,4 +241,3 @@ func TestShardOptionErrors(t *testing.T) {
 		t.Errorf("the engine got %d requests from refused runs", n)
 	}
 }
-

@@ -162,8 +162,8 @@ func TestMergeRecomputesFromAllRecords(t *testing.T) {
 			Planned int `json:"planned_requests"`
 		} `json:"run"`
 		Shards []struct {
-			Index    int     `json:"index"`
-			Status   string  `json:"status"`
+			Index  int    `json:"index"`
+			Status string `json:"status"`
 		} `json:"shards"`
 	}
 	if err := json.Unmarshal(js, &doc); err != nil {
