@@ -80,6 +80,9 @@ func cmdBarrier(args []string, stdout io.Writer) error {
 		return fmt.Errorf("--listen %s: %w", f.listen, err)
 	}
 	srv := barrier.NewServer(f.shards, f.runID, f.lead)
+	srv.OnJoin = func(jr barrier.JoinRequest, n int) {
+		fmt.Fprintf(stdout, "lmbench barrier: shard %d/%d joined from %s (%d of %d)\n", jr.Index, jr.Count, jr.Host, n, f.shards)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "lmbench barrier: run %s, waiting for %d shards on http://%s\n", f.runID, f.shards, ln.Addr())

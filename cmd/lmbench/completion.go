@@ -16,7 +16,7 @@ import (
 )
 
 // subcommands are completed after "lmbench".
-var subcommands = []string{"run", "sim", "export", "calibrate", "report", "compare", "plugins", "version", "completion", "help"}
+var subcommands = []string{"run", "sweep", "sim", "export", "merge", "barrier", "calibrate", "report", "compare", "plugins", "version", "completion", "help"}
 
 // completionScripts call back into `lmbench __complete WORDS…`, which
 // prints the candidates (an empty answer means: complete file names), so
@@ -121,6 +121,22 @@ func complete(args []string) []string {
 			return withPrefix(pluginNames("exporter"), cur)
 		}
 		return nil // a value: file names
+	case "merge", "barrier":
+		fs := pflag.NewFlagSet(args[0], pflag.ContinueOnError)
+		if args[0] == "merge" {
+			var f mergeFlags
+			f.register(fs)
+		} else {
+			var f barrierFlags
+			f.register(fs)
+		}
+		switch {
+		case strings.HasPrefix(cur, "-"):
+			return flagNames(fs, cur)
+		case prev == "--exporter":
+			return withPrefix(pluginNames("exporter"), cur)
+		}
+		return nil // a value: directories
 	case "calibrate":
 		fs := pflag.NewFlagSet("calibrate", pflag.ContinueOnError)
 		var f calibrateFlags

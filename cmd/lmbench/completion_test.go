@@ -21,6 +21,9 @@ func TestComplete(t *testing.T) {
 		{[]string{"compare", ""}, nil}, // run directories
 		{[]string{"e"}, []string{"export"}},
 		{[]string{"export", "--jo"}, []string{"--journal"}},
+		{[]string{"m"}, []string{"merge"}},
+		{[]string{"merge", "--par"}, []string{"--partial"}},
+		{[]string{"barrier", "--sh"}, []string{"--shards"}},
 		{[]string{"export", "--journal", ""}, nil}, // a path
 		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
 		{[]string{"run", "--log-l"}, []string{"--log-level"}},

@@ -78,6 +78,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if r.shard, err = checkShard(r.vals); err != nil {
 		return exitFailed, err
 	}
+	if r.shard != nil && builtin(r.vals) {
+		s.log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err

@@ -63,6 +63,9 @@ type Server struct {
 	Lead time.Duration
 	// Now is the server's clock (time.Now when nil).
 	Now func() time.Time
+	// OnJoin, when set, hears of each shard admitted and how many have
+	// joined.
+	OnJoin func(jr JoinRequest, joined int)
 
 	mu      sync.Mutex
 	joined  map[int]JoinRequest
@@ -119,9 +122,13 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorResponse{"join: " + err.Error()})
 		return
 	}
-	if msg := s.admit(jr); msg != "" {
+	n, msg := s.admit(jr)
+	if msg != "" {
 		writeJSON(w, http.StatusConflict, errorResponse{msg})
 		return
+	}
+	if s.OnJoin != nil {
+		s.OnJoin(jr, n)
 	}
 	select {
 	case <-s.ready:
@@ -145,10 +152,24 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 }
 
-// admit records a join, or says why it is refused.
-func (s *Server) admit(jr JoinRequest) string {
+// admit records a join, returning how many have joined, or says why it
+// is refused.
+func (s *Server) admit(jr JoinRequest) (int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if msg := s.refusal(jr); msg != "" {
+		return 0, msg
+	}
+	s.joined[jr.Index] = jr
+	if len(s.joined) == s.Count {
+		s.start = s.now().Add(s.Lead)
+		close(s.ready)
+	}
+	return len(s.joined), ""
+}
+
+// refusal says why a join is refused ("" when it is not); s.mu is held.
+func (s *Server) refusal(jr JoinRequest) string {
 	switch {
 	case jr.Count != s.Count:
 		return fmt.Sprintf("shard %d/%d: this barrier is for %d shards", jr.Index, jr.Count, s.Count)
@@ -168,11 +189,6 @@ func (s *Server) admit(jr JoinRequest) string {
 	} else if jr.ConfigHash != s.hash {
 		return fmt.Sprintf("shard %d/%d's configuration (%s) differs from shard %d/%d's (%s): every shard must run the same configuration and seed",
 			jr.Index, jr.Count, jr.ConfigHash, s.hashBy, s.Count, s.hash)
-	}
-	s.joined[jr.Index] = jr
-	if len(s.joined) == s.Count {
-		s.start = s.now().Add(s.Lead)
-		close(s.ready)
 	}
 	return ""
 }
