@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,5 +240,51 @@ func TestShardOptionErrors(t *testing.T) {
 	}
 	if n := len(e.requests()); n != 0 {
 		t.Errorf("the engine got %d requests from refused runs", n)
+	}
+}
+
+// Three shards of a Poisson schedule at 40 req/s, each sending every
+// third request of the global schedule, reach one engine as the
+// requested process: the engine sees 40 req/s (within 3%) and the
+// schedule's own gap CV (within 0.06), as one unsharded run does
+// (TestArrivalProcessesReachTheEngine); the merged summary sets the
+// run's rate, not a shard's, against what was achieved. Not parallel: it
+// measures timing, which other tests' load would disturb.
+func TestShardedPoissonKeepsRateAndCV(t *testing.T) {
+	needBinaries(t)
+	const rate, n, seed = 40.0, 360, 3
+	e := newArrivalEngine(t, nil)
+	dir := t.TempDir()
+	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	runShards(t, dir, 3, []string{"--start-at", start}, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill",
+		"--rp-rate", fmt.Sprint(rate), "--rp-arrival", "poisson", "--rp-num-requests", fmt.Sprint(n), "--rp-request-length", "16",
+		"--seed", fmt.Sprint(seed), "--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q", "--json")
+	got, engineRate, cv := e.gaps()
+	if got != n {
+		t.Fatalf("the engine got %d requests, want %d", got, n)
+	}
+	if math.Abs(engineRate-rate)/rate > 0.03 {
+		t.Errorf("the engine saw %.2f req/s from three shards, want within 3%% of %v", engineRate, rate)
+	}
+	want := scheduleCV(t, "poisson", rate, 1, seed, n)
+	if math.Abs(cv-want) > 0.06 {
+		t.Errorf("inter-arrival CV at the engine %.3f, the schedule's %.3f: want within 0.06", cv, want)
+	}
+	t.Logf("three shards: engine rate %.2f req/s, gap CV %.3f (schedule %.3f)", engineRate, cv, want)
+
+	merged := filepath.Join(dir, "merged")
+	if m := lmbench(t, nil, "merge", "--no-report", "-o", merged, dir); m.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", m.code, m.stderr)
+	}
+	load := readSummaryMap(t, merged)["load"].(map[string]any)
+	if load["requested_rate"] != rate {
+		t.Errorf("merged requested_rate = %v, want the run's %v", load["requested_rate"], rate)
+	}
+	if a, ok := load["achieved_send_rate"].(float64); !ok || math.Abs(a-rate)/rate > 0.03 {
+		t.Errorf("merged achieved_send_rate = %v, want within 3%% of %v", load["achieved_send_rate"], rate)
+	}
+	shard := readSummaryMap(t, filepath.Join(dir, "shard-1"))["load"].(map[string]any)
+	if r, ok := shard["requested_rate"].(float64); !ok || math.Abs(r-rate/3) > 1e-9 {
+		t.Errorf("shard 1/3's requested_rate = %v, want its part, %v", shard["requested_rate"], rate/3)
 	}
 }

@@ -18,6 +18,26 @@ type blocks struct {
 	Goodput       *goodputBlock  `json:"goodput"`
 	EngineMetrics *engineMetrics `json:"engine_metrics"`
 	CacheLedger   *cacheLedger   `json:"cache_ledger"`
+	Shards        []shardPart    `json:"shards"`
+}
+
+// shardPart is a merged run's shard (the summary's shards block).
+type shardPart struct {
+	Index   int     `json:"index"`
+	Count   int     `json:"count"`
+	Missing bool    `json:"missing"`
+	Host    *string `json:"host"`
+	Status  string  `json:"status"`
+	Reason  *string `json:"reason"`
+	Sent    num     `json:"sent_requests"`
+	Records num     `json:"records"`
+	Late    num     `json:"lateness_ms"`
+	Clock   struct {
+		Reference string `json:"reference"`
+		Offset    num    `json:"offset_ms"`
+		RTT       num    `json:"rtt_ms"`
+		Samples   int    `json:"samples"`
+	} `json:"clock"`
 }
 
 // num is a JSON number or null (NaN).
@@ -157,6 +177,7 @@ func blocksOf(r *analysis.Run) blocks {
 		one("goodput", &b.Goodput)
 		one("engine_metrics", &b.EngineMetrics)
 		one("cache_ledger", &b.CacheLedger)
+		one("shards", &b.Shards)
 	}
 	return b
 }

@@ -263,3 +263,38 @@ func TestThinSamples(t *testing.T) {
 		t.Errorf("a short run thinned: %d samples, k %d", len(same), k)
 	}
 }
+
+// A merged run's shards table: a row per shard; a missing shard, one that
+// did not complete and one that started late are each flagged, and a
+// run that is not merged has no such table.
+func TestShardsTable(t *testing.T) {
+	t.Parallel()
+	summary := `{"shards":[
+		{"index":0,"count":3,"host":"n0","status":"completed","sent_requests":10,"records":10,"lateness_ms":1.5,
+		 "clock":{"reference":"barrier http://b","offset_ms":-0.25,"rtt_ms":0.5,"samples":8},"missing":false},
+		{"index":1,"count":3,"host":"n1","status":"aborted","reason":"engine unreachable","sent_requests":4,"records":4,"lateness_ms":2500,
+		 "clock":{"reference":"local","offset_ms":0,"rtt_ms":0,"samples":0},"missing":false},
+		{"index":2,"count":3,"missing":true}]}`
+	tabs := blockTables(&analysis.Run{SummaryJSON: json.RawMessage(summary)})
+	st := tabs[len(tabs)-1]
+	if st.Title != "Shards (a merged run)" || len(st.Rows) != 3 {
+		t.Fatalf("last table %q with %d rows", st.Title, len(st.Rows))
+	}
+	if got := strings.Join(st.Rows[0], "|"); got != "0/3|n0|completed|10|10|-0.25|0.25|1.50" {
+		t.Errorf("shard 0's row %q", got)
+	}
+	if st.Rows[1][6] != "n/a (not measured)" || st.Rows[2][2] != "MISSING" {
+		t.Errorf("rows %v", st.Rows)
+	}
+	warn := strings.Join(st.Warnings, "\n")
+	for _, w := range []string{"shard 1/3 aborted: engine unreachable", "shard 1/3 started 2500 ms from the common start", "shard 2/3 is missing"} {
+		if !strings.Contains(warn, w) {
+			t.Errorf("warnings %q lack %q", warn, w)
+		}
+	}
+	for _, tb := range blockTables(&analysis.Run{SummaryJSON: json.RawMessage(`{}`)}) {
+		if strings.HasPrefix(tb.Title, "Shards") {
+			t.Error("a run that is not merged has a shards table")
+		}
+	}
+}

@@ -13,8 +13,48 @@ import (
 // cache_ledger, prompt_tokens, load and goodput blocks, in that order.
 func blockTables(r *analysis.Run) []table {
 	b := blocksOf(r)
-	return []table{engineTable(b.EngineMetrics), engineLatencyTable(r, b.EngineMetrics), ledgerTable(b.CacheLedger),
+	out := []table{engineTable(b.EngineMetrics), engineLatencyTable(r, b.EngineMetrics), ledgerTable(b.CacheLedger),
 		promptTokensTable(b.PromptTokens), loadTable(b.Load), goodputTable(b.Goodput)}
+	if b.Shards != nil {
+		out = append(out, shardsTable(b.Shards))
+	}
+	return out
+}
+
+// shardsTable is a merged run's shards: how each ended and its clock.
+func shardsTable(parts []shardPart) table {
+	t := table{Title: "Shards (a merged run)", Head: []string{"shard", "host", "status", "sent", "records", "clock offset (ms)", "± (ms)", "start lateness (ms)"}}
+	for _, p := range parts {
+		id := fmt.Sprintf("%d/%d", p.Index, p.Count)
+		if p.Missing {
+			t.Rows = append(t.Rows, []string{id, "", "MISSING", "", "", "", "", ""})
+			t.Warnings = append(t.Warnings, "shard "+id+" is missing from the merge: the figures cover the other shards only")
+			continue
+		}
+		host, pm := "", "n/a (not measured)"
+		if p.Host != nil {
+			host = *p.Host
+		}
+		if p.Clock.Samples > 0 {
+			pm = num(p.Clock.RTT.f() / 2).s()
+		}
+		t.Rows = append(t.Rows, []string{id, host, p.Status, p.Sent.s(), p.Records.s(), p.Clock.Offset.s(), pm, p.Late.s()})
+		if p.Status != "completed" {
+			why := ""
+			if p.Reason != nil {
+				why = ": " + *p.Reason
+			}
+			t.Warnings = append(t.Warnings, "shard "+id+" "+p.Status+why)
+		}
+		if l := math.Abs(p.Late.f()); l > 1000 {
+			t.Warnings = append(t.Warnings, fmt.Sprintf("shard %s started %s ms from the common start: its part of the schedule ran shifted", id, p.Late.s()))
+		}
+	}
+	if len(t.Warnings) == 0 {
+		t.OK = "every shard completed, within a second of the common start"
+	}
+	t.Note = "Every figure of this report is computed from all the shards' records, on the reference clock (the barrier's, or the hosts' own with --start-at: offset 0, not measured)."
+	return t
 }
 
 func noBlock(key string) string {
