@@ -7,6 +7,12 @@
 // at most half that round trip. The shard records the offset; lmbench
 // merge adds it to the shard's timestamps, putting every shard on the
 // barrier's clock.
+//
+// There are two gates: the run's start (PhaseStart) and, after each
+// shard's warmup, the measured phase's (PhaseMeasure), so the shards'
+// schedules start together however long their warmups took. A shard that
+// stops before the measured phase says so (Leave), and the shards waiting
+// there are told at once instead of waiting for it.
 package barrier
 
 import (
@@ -26,9 +32,20 @@ import (
 
 // Paths of the barrier's HTTP API.
 const (
-	TimePath = "/v1/time"
-	JoinPath = "/v1/join"
+	TimePath  = "/v1/time"
+	JoinPath  = "/v1/join"
+	LeavePath = "/v1/leave"
 )
+
+// The gates.
+const (
+	PhaseStart   = "start"
+	PhaseMeasure = "measure"
+)
+
+// MeasureLead is the measured phase gate's lead: at most this, or the
+// server's Lead when shorter (every shard is already connected).
+const MeasureLead = time.Second
 
 // JoinRequest is what a shard sends.
 type JoinRequest struct {
@@ -38,6 +55,10 @@ type JoinRequest struct {
 	Host       string `json:"host"`
 	// RunID is the shard's --run-id ("": take the barrier's).
 	RunID string `json:"run_id,omitempty"`
+	// Phase is the gate: PhaseStart ("" too) or PhaseMeasure.
+	Phase string `json:"phase,omitempty"`
+	// Reason, in a Leave, is why the shard stopped.
+	Reason string `json:"reason,omitempty"`
 }
 
 // JoinResponse is the barrier's answer once every shard has joined.
@@ -54,6 +75,18 @@ type errorResponse struct {
 	Error string `json:"error"`
 }
 
+// gate is one rendezvous of every shard.
+type gate struct {
+	joined map[int]JoinRequest
+	start  time.Time     // set when the last shard joins
+	ready  chan struct{} // closed then
+	served map[int]bool
+}
+
+func newGate() *gate {
+	return &gate{joined: map[int]JoinRequest{}, ready: make(chan struct{}), served: map[int]bool{}}
+}
+
 // Server is the barrier of one run of Count shards.
 type Server struct {
 	Count int
@@ -63,34 +96,44 @@ type Server struct {
 	Lead time.Duration
 	// Now is the server's clock (time.Now when nil).
 	Now func() time.Time
-	// OnJoin, when set, hears of each shard admitted and how many have
-	// joined.
-	OnJoin func(jr JoinRequest, joined int)
+	// OnJoin, when set, hears of each shard admitted to a gate and how
+	// many have joined it; OnLeave of a shard that left.
+	OnJoin  func(jr JoinRequest, joined int)
+	OnLeave func(jr JoinRequest)
 
 	mu      sync.Mutex
-	joined  map[int]JoinRequest
+	gates   map[string]*gate
 	hash    string // the first shard's configuration
 	hashBy  int
-	start   time.Time     // set when the last shard joins
-	ready   chan struct{} // closed then
-	served  map[int]bool
-	allDone chan struct{} // closed once every shard has had its answer
+	failed  string        // why the run cannot go on (a shard left)
+	fail    chan struct{} // closed then
+	allDone chan struct{} // closed once every shard had its measured phase's answer, or on failure
 }
 
 // NewServer is the barrier for count shards of run runID.
 func NewServer(count int, runID string, lead time.Duration) *Server {
-	return &Server{Count: count, RunID: runID, Lead: lead, joined: map[int]JoinRequest{},
-		ready: make(chan struct{}), served: map[int]bool{}, allDone: make(chan struct{})}
+	return &Server{Count: count, RunID: runID, Lead: lead,
+		gates:   map[string]*gate{PhaseStart: newGate(), PhaseMeasure: newGate()},
+		fail:    make(chan struct{}),
+		allDone: make(chan struct{})}
 }
 
-// Done is closed once every shard has been answered its start.
+// Done is closed once every shard has been answered its measured phase's
+// start, or a shard left.
 func (s *Server) Done() <-chan struct{} { return s.allDone }
 
-// Joined is how many shards have joined so far.
+// Err is why the run cannot go on ("" while it can).
+func (s *Server) Err() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// Joined is how many shards have joined the start gate so far.
 func (s *Server) Joined() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.joined)
+	return len(s.gates[PhaseStart].joined)
 }
 
 func (s *Server) now() time.Time {
@@ -100,29 +143,37 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// ServeHTTP answers the time and joins.
+// ServeHTTP answers the time, joins and leaves.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case TimePath:
 		writeJSON(w, http.StatusOK, timeResponse{UnixNs: s.now().UnixNano()})
-	case JoinPath:
+	case JoinPath, LeavePath:
 		if r.Method != http.MethodPost {
-			writeJSON(w, http.StatusMethodNotAllowed, errorResponse{"POST a join"})
+			writeJSON(w, http.StatusMethodNotAllowed, errorResponse{"POST a join or a leave"})
 			return
 		}
-		s.join(w, r)
+		var jr JoinRequest
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&jr); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorResponse{"join: " + err.Error()})
+			return
+		}
+		if r.URL.Path == LeavePath {
+			s.leave(jr)
+			writeJSON(w, http.StatusOK, struct{}{})
+			return
+		}
+		s.join(w, r, jr)
 	default:
-		writeJSON(w, http.StatusNotFound, errorResponse{"no such path: the barrier serves " + TimePath + " and " + JoinPath})
+		writeJSON(w, http.StatusNotFound, errorResponse{"no such path: the barrier serves " + TimePath + ", " + JoinPath + " and " + LeavePath})
 	}
 }
 
-func (s *Server) join(w http.ResponseWriter, r *http.Request) {
-	var jr JoinRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&jr); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorResponse{"join: " + err.Error()})
-		return
+func (s *Server) join(w http.ResponseWriter, r *http.Request, jr JoinRequest) {
+	if jr.Phase == "" {
+		jr.Phase = PhaseStart
 	}
-	n, msg := s.admit(jr)
+	g, n, msg := s.admit(jr)
 	if msg != "" {
 		writeJSON(w, http.StatusConflict, errorResponse{msg})
 		return
@@ -131,57 +182,76 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request) {
 		s.OnJoin(jr, n)
 	}
 	select {
-	case <-s.ready:
+	case <-g.ready:
+	case <-s.fail:
+		writeJSON(w, http.StatusConflict, errorResponse{s.Err()})
+		return
 	case <-r.Context().Done():
-		s.leave(jr.Index) // the shard gave up (or died): it may join again
+		s.forget(g, jr.Index) // the shard gave up (or died): it may join again
 		return
 	}
 	s.mu.Lock()
-	resp := JoinResponse{RunID: s.RunID, StartUnixNs: s.start.UnixNano()}
+	resp := JoinResponse{RunID: s.RunID, StartUnixNs: g.start.UnixNano()}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, resp)
 	s.mu.Lock()
-	s.served[jr.Index] = true
-	if len(s.served) == s.Count {
-		select {
-		case <-s.allDone:
-		default:
-			close(s.allDone)
-		}
+	defer s.mu.Unlock()
+	g.served[jr.Index] = true
+	if jr.Phase == PhaseMeasure && len(g.served) == s.Count {
+		s.closeDone()
 	}
-	s.mu.Unlock()
 }
 
-// admit records a join, returning how many have joined, or says why it
-// is refused.
-func (s *Server) admit(jr JoinRequest) (int, string) {
+func (s *Server) closeDone() {
+	select {
+	case <-s.allDone:
+	default:
+		close(s.allDone)
+	}
+}
+
+// admit records a join, returning its gate and how many have joined it,
+// or says why it is refused.
+func (s *Server) admit(jr JoinRequest) (*gate, int, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if msg := s.refusal(jr); msg != "" {
-		return 0, msg
+	g, ok := s.gates[jr.Phase]
+	if !ok {
+		return nil, 0, fmt.Sprintf("phase %q: expected %q or %q", jr.Phase, PhaseStart, PhaseMeasure)
 	}
-	s.joined[jr.Index] = jr
-	if len(s.joined) == s.Count {
-		s.start = s.now().Add(s.Lead)
-		close(s.ready)
+	if msg := s.refusal(g, jr); msg != "" {
+		return nil, 0, msg
 	}
-	return len(s.joined), ""
+	g.joined[jr.Index] = jr
+	if len(g.joined) == s.Count {
+		lead := s.Lead
+		if jr.Phase == PhaseMeasure {
+			lead = min(lead, MeasureLead)
+		}
+		g.start = s.now().Add(lead)
+		close(g.ready)
+	}
+	return g, len(g.joined), ""
 }
 
 // refusal says why a join is refused ("" when it is not); s.mu is held.
-func (s *Server) refusal(jr JoinRequest) string {
+func (s *Server) refusal(g *gate, jr JoinRequest) string {
 	switch {
+	case s.failed != "":
+		return s.failed
 	case jr.Count != s.Count:
 		return fmt.Sprintf("shard %d/%d: this barrier is for %d shards", jr.Index, jr.Count, s.Count)
 	case jr.Index < 0 || jr.Index >= s.Count:
 		return fmt.Sprintf("shard index %d: expected 0 to %d", jr.Index, s.Count-1)
 	case jr.RunID != "" && jr.RunID != s.RunID:
 		return fmt.Sprintf("shard %d/%d has --run-id %q, the barrier's run is %q", jr.Index, jr.Count, jr.RunID, s.RunID)
-	case !s.start.IsZero():
-		return fmt.Sprintf("shard %d/%d joined after the run started (at %s): a restarted shard would send its requests twice; merge without it (lmbench merge --partial) or start a new run",
-			jr.Index, jr.Count, s.start.UTC().Format(time.RFC3339Nano))
+	case !g.start.IsZero():
+		return fmt.Sprintf("shard %d/%d joined the %s gate after it opened (at %s): a restarted shard would send its requests twice; merge without it (lmbench merge --partial) or start a new run",
+			jr.Index, jr.Count, jr.Phase, g.start.UTC().Format(time.RFC3339Nano))
+	case jr.Phase == PhaseMeasure && !s.gates[PhaseStart].served[jr.Index]:
+		return fmt.Sprintf("shard %d/%d joined the measure gate without starting through this barrier", jr.Index, jr.Count)
 	}
-	if prev, ok := s.joined[jr.Index]; ok {
+	if prev, ok := g.joined[jr.Index]; ok {
 		return fmt.Sprintf("shard %d/%d has joined already (from host %q); each index runs once", jr.Index, jr.Count, prev.Host)
 	}
 	if s.hash == "" {
@@ -193,15 +263,34 @@ func (s *Server) refusal(jr JoinRequest) string {
 	return ""
 }
 
-// leave forgets a shard that went away before the start.
-func (s *Server) leave(index int) {
+// forget drops a shard that went away before its gate opened.
+func (s *Server) forget(g *gate, index int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.start.IsZero() {
-		delete(s.joined, index)
-		if len(s.joined) == 0 {
+	if g.start.IsZero() {
+		delete(g.joined, index)
+		if g == s.gates[PhaseStart] && len(g.joined) == 0 {
 			s.hash = ""
 		}
+	}
+}
+
+// leave records a shard that stopped before its measured phase: the
+// shards waiting (or yet to wait) at a gate are told at once.
+func (s *Server) leave(jr JoinRequest) {
+	s.mu.Lock()
+	if s.failed == "" && s.gates[PhaseMeasure].start.IsZero() {
+		why := jr.Reason
+		if why == "" {
+			why = "it stopped"
+		}
+		s.failed = fmt.Sprintf("shard %d/%d left before the measured phase: %s", jr.Index, jr.Count, why)
+		close(s.fail)
+		s.closeDone()
+	}
+	s.mu.Unlock()
+	if s.OnLeave != nil {
+		s.OnLeave(jr)
 	}
 }
 
@@ -217,7 +306,7 @@ const Samples = 8
 // Joined is what a shard learnt from the barrier.
 type Joined struct {
 	RunID string
-	// Start is the common start on the barrier's clock; Clock is this
+	// Start is the gate's start on the barrier's clock; Clock is this
 	// host's clock against it (barrier time = local time + Offset).
 	Start time.Time
 	Clock record.Clock
@@ -226,36 +315,61 @@ type Joined struct {
 // LocalStart is Start on this host's clock.
 func (j Joined) LocalStart() time.Time { return j.Start.Add(-j.Clock.Offset) }
 
-// Join measures the clock against the barrier at url, joins, and waits
-// for the answer (until ctx ends).
+// Join measures the clock against the barrier at url, joins its start
+// gate, and waits for the answer (until ctx ends).
 func Join(ctx context.Context, client *http.Client, url string, jr JoinRequest) (Joined, error) {
 	base := strings.TrimRight(url, "/")
 	clock, err := Measure(ctx, client, base, Samples)
 	if err != nil {
 		return Joined{}, err
 	}
+	jr.Phase = PhaseStart
+	j, err := post(ctx, client, base, JoinPath, jr)
+	j.Clock = clock
+	return j, err
+}
+
+// JoinMeasure joins the measured phase's gate and waits for its start,
+// given on this host's clock through clock.
+func JoinMeasure(ctx context.Context, client *http.Client, url string, jr JoinRequest, clock record.Clock) (Joined, error) {
+	jr.Phase = PhaseMeasure
+	j, err := post(ctx, client, strings.TrimRight(url, "/"), JoinPath, jr)
+	j.Clock = clock
+	return j, err
+}
+
+// Leave tells the barrier the shard stopped before its measured phase.
+func Leave(ctx context.Context, client *http.Client, url string, jr JoinRequest) error {
+	_, err := post(ctx, client, strings.TrimRight(url, "/"), LeavePath, jr)
+	return err
+}
+
+func post(ctx context.Context, client *http.Client, base, path string, jr JoinRequest) (Joined, error) {
 	body, _ := json.Marshal(jr)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+JoinPath, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
 	if err != nil {
-		return Joined{}, fmt.Errorf("--barrier %s: %w", url, err)
+		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return Joined{}, fmt.Errorf("--barrier %s: joining: %w", url, err)
+		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Joined{}, fmt.Errorf("--barrier %s refused shard %d/%d: %s", url, jr.Index, jr.Count, errorText(resp))
+		return Joined{}, fmt.Errorf("--barrier %s refused shard %d/%d: %s", base, jr.Index, jr.Count, errorText(resp))
+	}
+	if path == LeavePath {
+		return Joined{}, nil
 	}
 	var out JoinResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&out); err != nil {
-		return Joined{}, fmt.Errorf("--barrier %s: its answer: %w", url, err)
+		return Joined{}, fmt.Errorf("--barrier %s: its answer: %w", base, err)
 	}
 	if out.RunID == "" || out.StartUnixNs == 0 {
-		return Joined{}, fmt.Errorf("--barrier %s answered no run id or start time", url)
+		return Joined{}, fmt.Errorf("--barrier %s answered no run id or start time", base)
 	}
-	return Joined{RunID: out.RunID, Start: time.Unix(0, out.StartUnixNs), Clock: clock}, nil
+	return Joined{RunID: out.RunID, Start: time.Unix(0, out.StartUnixNs)}, nil
 }
 
 // Measure estimates this host's clock offset against the barrier's from n

@@ -58,8 +58,71 @@ func TestJoinAllOneStart(t *testing.T) {
 	}
 	select {
 	case <-srv.Done():
+		t.Fatal("Done before the measured phase's gate")
+	default:
+	}
+	// The measured phase's gate: one start again, for all.
+	var measure [3]Joined
+	for i := range 3 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			measure[i], errs[i] = JoinMeasure(ctx, http.DefaultClient, ts.URL, JoinRequest{Index: i, Count: 3, ConfigHash: "h"}, got[i].Clock)
+		})
+	}
+	wg.Wait()
+	for i := range 3 {
+		if errs[i] != nil || !measure[i].Start.Equal(measure[0].Start) || !measure[i].Start.After(got[0].Start) {
+			t.Errorf("shard %d: measure gate %v at %v, want shard 0's %v, after the run's start", i, errs[i], measure[i].Start, measure[0].Start)
+		}
+	}
+	select {
+	case <-srv.Done():
 	case <-time.After(10 * time.Second):
 		t.Error("Done not closed after every shard had its answer")
+	}
+}
+
+// A shard that stops before its measured phase leaves: the shards
+// waiting at the measure gate are told at once, with its reason, and so
+// is one that comes later.
+func TestLeaveStopsTheOthers(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(3, "run-4", 0)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			if _, err := join(t, ts.URL, JoinRequest{Index: i, Count: 3, ConfigHash: "h"}); err != nil {
+				t.Errorf("shard %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := JoinMeasure(context.Background(), http.DefaultClient, ts.URL, JoinRequest{Index: 0, Count: 3, ConfigHash: "h"}, Joined{}.Clock)
+		waiting <- err
+	}()
+	if err := Leave(context.Background(), http.DefaultClient, ts.URL, JoinRequest{Index: 2, Count: 3, Reason: "aborted: warmup request w1 failed"}); err != nil {
+		t.Fatal(err)
+	}
+	const want = "shard 2/3 left before the measured phase: aborted: warmup request w1 failed"
+	if err := <-waiting; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("waiting shard: %v, want %q", err, want)
+	}
+	_, err := JoinMeasure(context.Background(), http.DefaultClient, ts.URL, JoinRequest{Index: 1, Count: 3, ConfigHash: "h"}, Joined{}.Clock)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("later shard: %v, want %q", err, want)
+	}
+	if srv.Err() != want {
+		t.Errorf("Err() = %q", srv.Err())
+	}
+	select {
+	case <-srv.Done():
+	default:
+		t.Error("Done not closed after a shard left")
 	}
 }
 
@@ -101,7 +164,7 @@ func TestJoinRefusals(t *testing.T) {
 	}
 	// After the start a shard cannot join again.
 	_, err := join(t, ts.URL, JoinRequest{Index: 1, Count: 2, ConfigHash: "sha256:aaa"})
-	if err == nil || !strings.Contains(err.Error(), "joined after the run started") {
+	if err == nil || !strings.Contains(err.Error(), "joined the start gate after it opened") {
 		t.Errorf("late join: %v", err)
 	}
 }

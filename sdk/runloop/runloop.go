@@ -151,6 +151,12 @@ type Config[M any] struct {
 	// a request due while the cap is reached waits for a slot, in order,
 	// and the wait shows in its dispatch lag (send - due).
 	MaxConcurrency int
+	// BeforePhase, when set, is called before each phase starts; the
+	// phase starts when it returns (a sharded run's shards wait there for
+	// one another, so their measured phases, and schedules, start
+	// together). An error stops the run before the phase; ctx ending
+	// while it waits interrupts it.
+	BeforePhase func(ctx context.Context, phase protocol.Phase) error
 }
 
 // Outcome of a run.
@@ -264,6 +270,16 @@ func (l *loop[M]) known(id string) (string, bool) {
 // request it sent has finished, and the workload has heard of each.
 func (l *loop[M]) phase(ctx context.Context, ph protocol.Phase) (start, end time.Time, steps int, err error) {
 	cfg, t := l.cfg, l.cfg.Transport
+	if cfg.BeforePhase != nil {
+		if err := cfg.BeforePhase(ctx, ph); err != nil {
+			now := t.Now()
+			if ctx.Err() != nil {
+				l.interrupted = true
+				return now, now, 0, nil
+			}
+			return now, now, 0, fmt.Errorf("before the %s phase: %w", ph, err)
+		}
+	}
 	start = t.Now()
 	if cfg.Observer != nil {
 		cfg.Observer.PhaseStarted(ph, start)

@@ -1350,3 +1350,49 @@ func TestLookAheadAndMaxConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// BeforePhase runs before each phase, after the one before it ended; the
+// phase starts when it returns (here the measured phase waits 7 ms: its
+// clock starts then). An error stops the run before that phase.
+func TestBeforePhase(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, script(
+		[]protocol.StepResponse{send(done, chat("w0"))},
+		[]protocol.StepResponse{send(done, due(chat("m0"), 2*ms))}))
+	h.latencies(map[string]time.Duration{"w0": 5 * ms, "m0": 4 * ms})
+	var calls []string
+	h.cfg.BeforePhase = func(_ context.Context, ph protocol.Phase) error {
+		calls = append(calls, fmt.Sprintf("%v@%v", ph, h.v.now))
+		if ph == protocol.Measure {
+			h.v.now += 7 * ms
+		}
+		return nil
+	}
+	res, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff([]string{"warmup@0s", "measure@5ms"}, calls); d != "" {
+		t.Errorf("BeforePhase calls (-want +got):\n%s", d)
+	}
+	if want := h.v.base.Add(12 * ms); !res.MeasureStart.Equal(want) || h.v.sentTo()["m0"].at != 14*ms {
+		t.Errorf("measure started %v, m0 sent at %v; want base+12ms and 14ms", res.MeasureStart.Sub(h.v.base), h.v.sentTo()["m0"].at)
+	}
+
+	h = newHarness(t, script(
+		[]protocol.StepResponse{send(done, chat("w0"))},
+		[]protocol.StepResponse{send(done, chat("m0"))}))
+	h.cfg.BeforePhase = func(_ context.Context, ph protocol.Phase) error {
+		if ph == protocol.Measure {
+			return errors.New("shard 2/3 left")
+		}
+		return nil
+	}
+	_, err = h.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "before the measure phase: shard 2/3 left") {
+		t.Errorf("err = %v", err)
+	}
+	if ids := h.v.sentIDs(); !slices.Equal(ids, []string{"w0"}) {
+		t.Errorf("sent %v, want only the warmup's w0", ids)
+	}
+}
