@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -108,6 +109,22 @@ func joinDocs(docs []string) string {
 	return out
 }
 
+// PrecheckShard divides the in-flight limit as New does.
+func TestPrecheckShard(t *testing.T) {
+	t.Parallel()
+	var p workload.ShardPrechecker = Options{NumInflightRequests: 3}
+	for _, tc := range []struct {
+		shard workload.Shard
+		ok    bool
+	}{{workload.Shard{Index: 2, Count: 3}, true}, {workload.Shard{Index: 3, Count: 4}, false}, {workload.Shard{Index: 0, Count: 4}, true}} {
+		err := p.PrecheckShard(tc.shard)
+		var fe *option.FieldError
+		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &fe) || fe.Option != "num-inflight-requests")) {
+			t.Errorf("PrecheckShard(%v) of a limit of 3 = %v, want ok %v or an error naming num-inflight-requests", tc.shard, err, tc.ok)
+		}
+	}
+}
+
 // An in-flight limit smaller than the shard count leaves a shard none: it
 // is refused naming the flag, in the check before any traffic and, for
 // an older host, in New; so is a shard without a document.
@@ -133,6 +150,7 @@ func TestShardErrors(t *testing.T) {
 		},
 	} {
 		for _, caps := range [][]string{nil, {}} {
+			// nil: a host with check-options (PrecheckShard); {}: an older one (New).
 			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: tc.common, HostCapabilities: caps})
 			var ce *sdktest.ConfigError
 			if !errors.As(err, &ce) {

@@ -62,6 +62,18 @@ func TestShardPlanAndBanner(t *testing.T) {
 	}
 }
 
+// PrecheckShard refuses what New refuses: a shard with no request.
+func TestPrecheckShard(t *testing.T) {
+	t.Parallel()
+	var p workload.ShardPrechecker = Options{NumRequests: 4}
+	if err := p.PrecheckShard(workload.Shard{Index: 3, Count: 4}); err != nil {
+		t.Errorf("shard 3/4 of 4 requests: %v", err)
+	}
+	if err := p.PrecheckShard(workload.Shard{Index: 4, Count: 5}); err == nil {
+		t.Error("shard 4/5 of 4 requests passes PrecheckShard")
+	}
+}
+
 // A shard with no request to send is refused, naming --rp-num-requests,
 // in the check before any traffic and, for an older host, in New.
 func TestShardWithoutRequests(t *testing.T) {
@@ -76,6 +88,7 @@ func TestShardWithoutRequests(t *testing.T) {
 		if !errors.As(err, &ce) {
 			t.Fatalf("caps %v: got %v, want a ConfigError", caps, err)
 		}
+		// caps nil: a host with check-options (PrecheckShard); {}: an older one (New).
 		want := "num-requests: 2 requests cannot be split among 3 shards (--shard 2/3): each shard needs at least one; raise --rp-num-requests to 3 or use fewer shards"
 		if d := cmp.Diff(want, ce.Error()); d != "" {
 			t.Errorf("caps %v: error (-want +got):\n%s", caps, d)

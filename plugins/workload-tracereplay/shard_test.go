@@ -99,6 +99,18 @@ func TestShardPart(t *testing.T) {
 	}
 }
 
+// PrecheckShard reads the trace and refuses a window too small to split.
+func TestPrecheckShard(t *testing.T) {
+	t.Parallel()
+	var p workload.ShardPrechecker = Options{Trace: "testdata/small.jsonl", Format: "auto", Speedup: 1, BlockSize: 4}
+	if err := p.PrecheckShard(workload.Shard{Index: 4, Count: 5}); err != nil {
+		t.Errorf("shard 4/5 of 5 requests: %v", err)
+	}
+	if err := p.PrecheckShard(workload.Shard{Index: 5, Count: 6}); err == nil {
+		t.Error("shard 5/6 of 5 requests passes PrecheckShard")
+	}
+}
+
 // A window with fewer requests than shards leaves a shard none: refused
 // naming --tr-trace, before any traffic and with an older host.
 func TestShardWithoutRequests(t *testing.T) {
