@@ -23,7 +23,7 @@ func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) 
 func (o Options) checkShard(s workload.Shard) error {
 	if s.Share(o.NumInflightRequests) == 0 {
 		return option.Errorf("num-inflight-requests",
-			"--ldqa-num-inflight-requests %d is the whole run's in-flight limit, divided among the shards: %d shards (--shard %s) need at least %d",
+			"%d in flight cannot be divided among %d shards (--shard %s): it is the whole run's limit, each shard needs at least 1; raise it to %d or use fewer shards",
 			o.NumInflightRequests, s.Count, s, s.Count)
 	}
 	return nil

@@ -140,7 +140,7 @@ func TestShardErrors(t *testing.T) {
 			name:   "in-flight limit",
 			opts:   map[string]any{"document-length": 100, "num-inflight-requests": 2},
 			common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 700, Shard: workload.Shard{Index: 2, Count: 3}},
-			want:   "num-inflight-requests: --ldqa-num-inflight-requests 2 is the whole run's in-flight limit, divided among the shards: 3 shards (--shard 2/3) need at least 3",
+			want:   "num-inflight-requests: 2 in flight cannot be divided among 3 shards (--shard 2/3): it is the whole run's limit, each shard needs at least 1; raise it to 3 or use fewer shards",
 		},
 		{
 			name:   "documents",
