@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -59,29 +60,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	s := newSession(nil, stdout, stderr)
 	s.setLog(log)
 	defer s.close()
-	r := &resolved{reg: config.NewRegistry()}
-	for i, n := range append(names, g.exporterPlugin...) {
-		e, err := s.plugins.Exporter(n, exporterOrigin(i >= len(names)))
-		if err != nil {
-			return cliError(err)
-		}
-		r.exps = append(r.exps, e)
-	}
-
-	// Pass 2: every flag, strictly, with the exporters' options (their
-	// LMBENCH_* variables apply too, as in a run).
-	for _, e := range r.exps {
-		if _, err := r.reg.AddPlugin(e.Name(), e.Prefix(), e.Options()); err != nil {
-			return err
-		}
-	}
-	fs := pflag.NewFlagSet("lmbench export", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	g = exportFlags{}
-	g.register(fs)
-	r.reg.RegisterFlags(fs, func(*config.Option) bool { return true })
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	paths := g.exporterPlugin
+	g = exportFlags{} // parsed again, strictly
+	r, fs, err := s.exporterFlags("lmbench export", names, paths, g.register, args)
+	if err != nil {
+		return err
 	}
 	if g.help {
 		fmt.Fprintln(stdout, "Usage: lmbench export --journal PATH [--exporter NAME]... [--output-dir DIR] [exporter flags]\n\nRebuild result files from a run journal.\n\nFlags:")
@@ -111,4 +94,32 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// exporterFlags loads the exporters by name and path and parses every
+// flag strictly with their options (their LMBENCH_* variables apply too,
+// as in a run): the second pass of lmbench export and merge, whose own
+// flags register adds.
+func (s *session) exporterFlags(name string, names, paths []string, register func(*pflag.FlagSet), args []string) (*resolved, *pflag.FlagSet, error) {
+	r := &resolved{reg: config.NewRegistry()}
+	for i, n := range append(slices.Clone(names), paths...) {
+		e, err := s.plugins.Exporter(n, exporterOrigin(i >= len(names)))
+		if err != nil {
+			return nil, nil, cliError(err)
+		}
+		r.exps = append(r.exps, e)
+	}
+	for _, e := range r.exps {
+		if _, err := r.reg.AddPlugin(e.Name(), e.Prefix(), e.Options()); err != nil {
+			return nil, nil, err
+		}
+	}
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	register(fs)
+	r.reg.RegisterFlags(fs, func(*config.Option) bool { return true })
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, usageError{err}
+	}
+	return r, fs, nil
 }

@@ -50,6 +50,10 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		err = cmdSim(args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(args[1:], stdout, stderr)
+	case "merge":
+		err = cmdMerge(args[1:], stdout, stderr)
+	case "barrier":
+		err = cmdBarrier(args[1:], stdout)
 	case "calibrate":
 		err = cmdCalibrate(args[1:], stdout, stderr)
 	case "report":
@@ -93,6 +97,8 @@ Usage:
   lmbench sweep --sweep KEY=VALUES [run flags]          one run per value of an option (lmbench sweep --help)
   lmbench sim [--port N] [flags]                        serve the built-in simulated engine
   lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
+  lmbench merge DIR... [-o DIR] [--wait 1h]              one run from the shards of a sharded run (run --shard I/N)
+  lmbench barrier --shards N [--listen :7070]           one start and one clock for a sharded run's shards (run --barrier URL)
   lmbench calibrate --journal PATH [--repeat N]         measure the client's own latency for a run's schedule
   lmbench report DIR... [-o report.html]                write a self-contained HTML report of runs (charts, tables, comparison)
   lmbench compare A B [C...] [--json]                   compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing

@@ -60,6 +60,9 @@ type resolved struct {
 	vals *config.Values
 	wl   *host.Workload // nil when no workload was named
 	exps []*host.ExporterPlugin
+	// shard is the sharded run's settings (nil: not sharded), once
+	// checkShard has read them.
+	shard *shardPlan
 }
 
 // resolve parses args in two passes. The first learns, from the flags,

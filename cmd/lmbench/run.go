@@ -75,6 +75,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	if err := checkLoad(r.vals); err != nil {
 		return exitFailed, err
 	}
+	if r.shard, err = checkShard(r.vals); err != nil {
+		return exitFailed, err
+	}
 	p, err := s.prepare(ctx, r)
 	if err != nil {
 		return exitFailed, err
@@ -172,6 +175,13 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		return exitFailed, err
 	}
 	block, blockFrom := blockSize(v, r.cli.sim.BlockSize, p.StatusBlockSize)
+	rate := host.RequestedRate(wl.Caps, p.Configured)
+	var shard *record.Shard
+	if r.shard != nil {
+		if shard, err = r.shard.start(ctx, cfgJSON, v.Int(keySeed), rate, log); err != nil {
+			return exitFailed, err
+		}
+	}
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -186,8 +196,8 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: block, BlockSizeFrom: blockFrom,
 		Abort: lim.abortPolicy(p), Hurry: hurry,
-		RequestedRate: host.RequestedRate(wl.Caps, p.Configured), MaxConcurrency: int(v.Int(keyMaxConcurrency)),
-		IgnoreEOS: v.Bool(keyIgnoreEOS),
+		RequestedRate: r.shard.rateOf(rate), MaxConcurrency: r.shard.shareOf(int(v.Int(keyMaxConcurrency))),
+		IgnoreEOS: v.Bool(keyIgnoreEOS), Shard: shard,
 	})
 	if err != nil {
 		return exitFailed, err

@@ -196,6 +196,9 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 	opt, ok := r.reg.LookupFlag(flag)
 	outDir, slo := r.vals.String(keyOutputDir), r.vals.String(keySLO)
 	loadErr := checkLoad(r.vals)
+	if r.vals.String(keyShard) != "" {
+		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", r.vals.Origin(keyShard))
+	}
 	pq := parquetOf(r)
 	s.close()
 	switch {

@@ -98,6 +98,10 @@ type Plan struct {
 	// IgnoreEOS asks the engine for exactly max_tokens on every request
 	// (--ignore-eos), whatever the workload asks.
 	IgnoreEOS bool
+	// Shard is the run's part of a sharded run (nil: not sharded): its
+	// RunID is the run's id, recorded in the journal's header with the
+	// rest; Execute sets its Lateness (the start against StartAt).
+	Shard *record.Shard
 
 	// For tests: wraps the journal (to make it fail), and where a
 	// fallback journal goes (nil: defaultFallbackDirs).
@@ -145,6 +149,14 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		ID: res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
 		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
+	}
+	if p.Shard != nil {
+		sh := *p.Shard
+		if !sh.StartAt.IsZero() {
+			// StartAt is on the reference clock: this host's start there.
+			sh.Lateness = wallStart.Add(sh.Clock.Offset).Sub(sh.StartAt)
+		}
+		res.RunID, run.ID, run.Shard = sh.RunID, sh.RunID, &sh
 	}
 	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
@@ -253,7 +265,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	}
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
 		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
-		HasSchedule: hasSchedule}
+		HasSchedule: hasSchedule, Shard: run.Shard}
 	switch {
 	case res.Abort != nil:
 		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason
@@ -272,6 +284,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
 	}
 	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
+	summary.MeasureStart = obs.wall(outcome.MeasureStart)
 	for _, r := range fan.Finish(summary, 60*time.Second) {
 		if r.Err != nil {
 			res.Err = errors.Join(res.Err, r.Err)

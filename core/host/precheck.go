@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -14,10 +15,17 @@ import (
 // in Prepare. A plugin without the capability is checked there alone.
 func precheck(ctx context.Context, s Setup) error {
 	w := s.Workload
-	if w == nil || !w.Caps.Has(protocol.CheckOptions) {
+	if w == nil {
 		return nil
 	}
-	common := protocol.Common{Seed: s.Seed, KVCacheVolumeGB: s.KVCacheVolumeGB}
+	if s.Shard.Sharded() && !w.Caps.Has(protocol.Sharding) {
+		return fmt.Errorf("%s %s: workload %s cannot be sharded: it does not split its plan (it lacks the %q capability, protocol minor 4); run it unsharded",
+			s.ShardOrigin, s.Shard, w.Name(), protocol.Sharding)
+	}
+	if !w.Caps.Has(protocol.CheckOptions) {
+		return nil
+	}
+	common := protocol.Common{Seed: s.Seed, KVCacheVolumeGB: s.KVCacheVolumeGB, Shard: s.Shard}
 	if s.HasTokensPerGB {
 		common.TokensPerGB = s.TokensPerGB
 	}

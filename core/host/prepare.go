@@ -45,6 +45,10 @@ type Setup struct {
 	KVOrigin        string
 	Seed            int64
 	APIKey          string
+	// Shard is the part of a sharded run to send (zero: all of it), named
+	// by ShardOrigin in errors.
+	Shard       protocol.Shard
+	ShardOrigin string
 
 	// Tokenizer is --tokenizer (auto, engine, words, or a tokenizer.json
 	// path; "" = auto), named by TokenizerOrigin in errors and warnings.
@@ -199,7 +203,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		return nil, err
 	}
 	cr, err := w.Service().Configure(ctx, protocol.WorkloadConfig{Options: s.Options, Common: protocol.Common{
-		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB,
+		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB, Shard: s.Shard,
 	}, Tokens: tokens})
 	if err != nil {
 		return nil, err

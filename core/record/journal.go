@@ -317,6 +317,36 @@ type jsonRun struct {
 	Config        json.RawMessage `json:"config"`
 	StartedUnixNs int64           `json:"started_unix_ns"`
 	RequestedRate float64         `json:"requested_rate,omitempty"`
+	Shard         *jsonShard      `json:"shard,omitempty"`
+	Merged        []jsonShard     `json:"merged_shards,omitempty"`
+}
+
+type jsonShard struct {
+	Index         int     `json:"index"`
+	Count         int     `json:"count"`
+	RunID         string  `json:"run_id"`
+	ConfigHash    string  `json:"config_hash"`
+	Seed          int64   `json:"seed"`
+	RequestedRate float64 `json:"requested_rate,omitempty"`
+	Host          string  `json:"host,omitempty"`
+	StartAtUnixNs int64   `json:"start_at_unix_ns,omitempty"`
+	LatenessNs    int64   `json:"lateness_ns"`
+	ClockRef      string  `json:"clock_reference"`
+	ClockOffsetNs int64   `json:"clock_offset_ns"`
+	ClockRTTNs    int64   `json:"clock_rtt_ns"`
+	ClockSamples  int     `json:"clock_samples"`
+}
+
+func toJSONShard(s Shard) jsonShard {
+	return jsonShard{Index: s.Index, Count: s.Count, RunID: s.RunID, ConfigHash: s.ConfigHash, Seed: s.Seed,
+		RequestedRate: s.RequestedRate, Host: s.Host, StartAtUnixNs: unixNs(s.StartAt), LatenessNs: int64(s.Lateness),
+		ClockRef: s.Clock.Reference, ClockOffsetNs: int64(s.Clock.Offset), ClockRTTNs: int64(s.Clock.RTT), ClockSamples: s.Clock.Samples}
+}
+
+func fromJSONShard(j jsonShard) Shard {
+	return Shard{Index: j.Index, Count: j.Count, RunID: j.RunID, ConfigHash: j.ConfigHash, Seed: j.Seed,
+		RequestedRate: j.RequestedRate, Host: j.Host, StartAt: fromUnixNs(j.StartAtUnixNs), Lateness: time.Duration(j.LatenessNs),
+		Clock: Clock{Reference: j.ClockRef, Offset: time.Duration(j.ClockOffsetNs), RTT: time.Duration(j.ClockRTTNs), Samples: j.ClockSamples}}
 }
 
 func toJSONRun(r Run) *jsonRun {
@@ -324,8 +354,16 @@ func toJSONRun(r Run) *jsonRun {
 	if len(cfg) == 0 {
 		cfg = json.RawMessage("{}")
 	}
-	return &jsonRun{RunID: r.ID, Workload: r.Workload, Model: r.Model, OutputDir: r.OutputDir, Version: r.Version,
+	j := &jsonRun{RunID: r.ID, Workload: r.Workload, Model: r.Model, OutputDir: r.OutputDir, Version: r.Version,
 		TagKeys: r.TagKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate}
+	if r.Shard != nil {
+		s := toJSONShard(*r.Shard)
+		j.Shard = &s
+	}
+	for _, m := range r.Merged {
+		j.Merged = append(j.Merged, toJSONShard(m))
+	}
+	return j
 }
 
 // The summary travels as a string, so bench_summary.json's exact bytes
@@ -340,6 +378,7 @@ type jsonSummary struct {
 	Interrupted bool    `json:"interrupted"`
 	Status      string  `json:"status,omitempty"`
 	Reason      string  `json:"reason,omitempty"`
+	MeasureNs   int64   `json:"measure_start_unix_ns,omitempty"`
 }
 
 func toJSONSummary(s Summary) *jsonSummary {
@@ -349,7 +388,7 @@ func toJSONSummary(s Summary) *jsonSummary {
 		js = &t
 	}
 	return &jsonSummary{RunID: s.RunID, Summary: js, Total: s.Total, Successful: s.Successful, Failed: s.Failed,
-		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason}
+		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason, MeasureNs: unixNs(s.MeasureStart)}
 }
 
 type jsonRecord struct {
@@ -392,8 +431,16 @@ func decodeRun(version int, raw json.RawMessage) (Run, error) {
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return Run{}, fmt.Errorf("run header: %v", err)
 	}
-	return Run{ID: j.RunID, Workload: j.Workload, Model: j.Model, OutputDir: j.OutputDir, Version: j.Version,
-		TagKeys: j.TagKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}, nil
+	run := Run{ID: j.RunID, Workload: j.Workload, Model: j.Model, OutputDir: j.OutputDir, Version: j.Version,
+		TagKeys: j.TagKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}
+	if j.Shard != nil {
+		s := fromJSONShard(*j.Shard)
+		run.Shard = &s
+	}
+	for _, m := range j.Merged {
+		run.Merged = append(run.Merged, fromJSONShard(m))
+	}
+	return run, nil
 }
 
 func decodeRecord(version int, raw json.RawMessage) (Record, error) {
@@ -431,7 +478,8 @@ func decodeSummary(version int, raw json.RawMessage) (Summary, error) {
 		return Summary{}, fmt.Errorf("summary: %v", err)
 	}
 	s := Summary{RunID: j.RunID, Total: j.Total, Successful: j.Successful, Failed: j.Failed,
-		Elapsed: j.Elapsed, Interrupted: j.Interrupted, Status: Status(j.Status), Reason: j.Reason}
+		Elapsed: j.Elapsed, Interrupted: j.Interrupted, Status: Status(j.Status), Reason: j.Reason,
+		MeasureStart: fromUnixNs(j.MeasureNs)}
 	if j.Summary != nil {
 		if !json.Valid([]byte(*j.Summary)) {
 			return Summary{}, errors.New("summary: summary_json is not JSON")

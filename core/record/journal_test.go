@@ -29,6 +29,18 @@ func testRun() Run {
 		Started: t0}
 }
 
+// shardedRun is testRun as shard 1 of 3, merged too (a header has one or
+// the other, but both must survive).
+func shardedRun() Run {
+	r := testRun()
+	sh := Shard{Index: 1, Count: 3, RunID: r.ID, ConfigHash: "sha256:0f3a", Seed: -7, RequestedRate: 12.5, Host: "node-ü",
+		StartAt: t0.Add(-time.Second), Lateness: -3 * time.Millisecond,
+		Clock: Clock{Reference: "barrier http://b:7070", Offset: -41 * time.Microsecond, RTT: 230 * time.Microsecond, Samples: 8}}
+	r.Shard = &sh
+	r.Merged = []Shard{sh, {Index: 0, Count: 3, RunID: r.ID, Clock: Clock{Reference: "local"}}}
+	return r
+}
+
 // fullRecord sets every field, tags with quotes, newlines and non-ASCII.
 func fullRecord(seq int64) Record {
 	return Record{
@@ -100,8 +112,13 @@ func ptrs(rs []Record) []*Record {
 
 func TestJournalRoundTrip(t *testing.T) {
 	t.Parallel()
+	for name, run := range map[string]Run{"unsharded": testRun(), "sharded": shardedRun()} {
+		t.Run(name, func(t *testing.T) { t.Parallel(); journalRoundTrip(t, run) })
+	}
+}
+
+func journalRoundTrip(t *testing.T, run Run) {
 	path := filepath.Join(t.TempDir(), "nested", "dir", JournalName) // CreateJournal makes the directories
-	run := testRun()
 	j, err := CreateJournal(path, run)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +161,7 @@ func TestJournalRoundTrip(t *testing.T) {
 
 	summary := Summary{RunID: run.ID, JSON: json.RawMessage(`{"config":{"seed":42},"results":{"total_requests":3,"mean_ttft_ms":12.3},"run":{"interrupted":true}}`),
 		Total: 3, Successful: 2, Failed: 1, Elapsed: 17.823767788, Interrupted: true,
-		Status: Aborted, Reason: "engine unreachable: 20 connection failures in a row"}
+		Status: Aborted, Reason: "engine unreachable: 20 connection failures in a row", MeasureStart: t0.Add(2*time.Second + 5)}
 	if err := j.Close(&summary); err != nil {
 		t.Fatal(err)
 	}

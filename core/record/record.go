@@ -90,8 +90,53 @@ type Run struct {
 	Config  json.RawMessage
 	Started time.Time
 	// RequestedRate is the measured requests per second the workload's
-	// schedule asked for (0: none declared).
+	// schedule asked for (0: none declared); a shard's is its part of the
+	// run's (Shard.RequestedRate / Shard.Count).
 	RequestedRate float64
+	// Shard is this run's part of a sharded run (lmbench run --shard);
+	// nil: not sharded.
+	Shard *Shard
+	// Merged are the shards a merged run was made of (lmbench merge), by
+	// index; nil for a run that was not merged.
+	Merged []Shard
+}
+
+// Shard is one part of a sharded run: which one, the run it belongs to,
+// and its clock, so lmbench merge can check the parts belong together
+// and put their timestamps on one clock.
+type Shard struct {
+	Index, Count int
+	// RunID is the sharded run's id, which every shard shares (and
+	// Run.ID repeats); ConfigHash identifies the configuration, the
+	// same in every shard of one run.
+	RunID      string
+	ConfigHash string
+	// Seed is the shard's derived seed (protocol.Shard.Seed); the plan
+	// itself comes from the run's seed, in the configuration.
+	Seed int64
+	// RequestedRate is the whole run's requested rate (0: none).
+	RequestedRate float64
+	// Host is the machine (hostname) the shard ran on.
+	Host string
+	// StartAt is the common start the shard waited for (zero: none), and
+	// Lateness how far after it the shard started (negative: early).
+	StartAt  time.Time
+	Lateness time.Duration
+	// Clock is how the shard's clock relates to the reference clock.
+	Clock Clock
+}
+
+// Clock is a shard's clock against the run's reference clock: reference
+// time = this host's time + Offset. Reference says what the reference
+// was ("barrier http://…": the barrier's clock, measured; "local": the
+// host's own clock, trusted as synchronised, Offset 0). RTT is the round
+// trip of the sample Offset came from, and bounds its error (±RTT/2);
+// Samples is how many were taken.
+type Clock struct {
+	Reference string
+	Offset    time.Duration
+	RTT       time.Duration
+	Samples   int
 }
 
 // Status is how a run ended.
@@ -123,4 +168,8 @@ type Summary struct {
 	// why ("" in journals written before lmbench 0.2).
 	Status Status
 	Reason string
+	// MeasureStart is when the measured phase started (zero: not known,
+	// in journals written before lmbench 0.3); lmbench merge starts the
+	// merged clock at the earliest shard's.
+	MeasureStart time.Time
 }

@@ -69,6 +69,10 @@ type Run struct {
 	// Ledger is the cache reset's check and the cache ledger; nil: none
 	// (a summary recomputed from a journal).
 	Ledger *CacheLedger
+	// Shard is this run's part of a sharded run (nil: not a shard);
+	// Shards are the parts of a merged run (nil: not merged).
+	Shard  *record.Shard
+	Shards []ShardPart
 }
 
 // Width of the terminal summary.
@@ -217,6 +221,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
 	b.WriteString(ledgerSection(run.Ledger))
+	b.WriteString(shardSection(run))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
 	b.WriteString(failureEntry("Measured", f.Failures.Measure).String() + "\n")
@@ -416,6 +421,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)
 	doc = withCacheLedger(doc, run.Ledger)
+	doc = withShards(doc, run)
 	var b strings.Builder
 	writeObject(&b, doc, 0)
 	return []byte(b.String())

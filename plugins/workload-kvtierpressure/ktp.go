@@ -217,8 +217,14 @@ type pressure struct {
 	capTok    int64
 	sweep     []request
 	measured  []request
-	next      int // into the current phase's list
+	next      int // into the current phase's list, over the whole run's
 	lookAhead bool
+
+	// shard is the part of a sharded run this process sends: the sweep
+	// requests and measured requests whose index it owns, with its share of
+	// the in-flight requests (inflight).
+	shard    protocol.Shard
+	inflight int
 
 	// The measured phase's results, for the tier check.
 	heard, ok            int
@@ -232,6 +238,10 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	inflight, err := inflightShare(o, env.Shard)
+	if err != nil {
+		return nil, err
+	}
 	w := &pressure{
 		o: o, log: env.Logger, content: env.Content, pool: pool, seed: env.Seed,
 		vocab:     pseudoword.Vocab(o.VocabSize, env.Seed),
@@ -240,9 +250,13 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 		capTok:    max(int64(env.KVCacheVolumeGB*float64(env.TokensPerGB)), 0),
 		lookAhead: env.HostHas(protocol.LookAhead),
 		byID:      map[string]int{},
+		shard:     env.Shard,
+		inflight:  inflight,
 	}
 	w.capacity = int(w.capTok / int64(o.ContextLength))
-	// The original seeds the system prompt with seed+2 and document i with
+	// The whole run's plan, whatever the shard: the capacity model runs
+	// over the whole stream, so a shard's resident tags are the unsharded
+	// run's. The original seeds the system prompt with seed+2 and document i with
 	// seed+1+i (so document 1 opens with the system prompt's words).
 	w.system = randomText(o.SystemPromptLength, w.vocab, env.Seed+2)
 	model := newLRUModel(w.capacity)
@@ -257,7 +271,7 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 	return w, nil
 }
 
-func (w *pressure) PlannedRequests() int { return len(w.measured) }
+func (w *pressure) PlannedRequests() int { return w.shard.Owned(len(w.measured)) }
 
 func (w *pressure) Resolved() map[string]any { return map[string]any{"pool-size": w.pool} }
 
@@ -277,7 +291,7 @@ func (w *pressure) predictedShare() float64 {
 
 func (w *pressure) Banner() []workload.Field {
 	passes := float64(w.o.NumRequests*w.o.DocsPerRequest) / float64(w.pool)
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Document pool", Value: strconv.Itoa(w.pool) + " documents"},
 		{Label: "Document length", Value: strconv.Itoa(w.o.ContextLength) + " tokens"},
 		{Label: "Docs per request", Value: strconv.Itoa(w.o.DocsPerRequest)},
@@ -293,6 +307,10 @@ func (w *pressure) Banner() []workload.Field {
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 		{Label: "Max output length", Value: strconv.Itoa(w.o.MaxOutputLength) + " tokens"},
 	}
+	if w.shard.Sharded() {
+		b = append(b, workload.Field{Label: "Shard", Value: shardBanner(w.shard, len(w.measured), len(w.sweep), w.inflight, w.o.NumInflightRequests)})
+	}
+	return b
 }
 
 func (w *pressure) reported() string {
@@ -372,18 +390,21 @@ func (w *pressure) Step(_ context.Context, in workload.StepInput) (workload.Step
 }
 
 // dispatch keeps num-inflight-requests of list in flight (and, with a
-// host that holds requests for a slot, the next few handed over ahead).
+// host that holds requests for a slot, the next few handed over ahead); a
+// shard keeps its share of them, of the requests it owns.
 func (w *pressure) dispatch(in workload.StepInput, list []request, maxTokens int) workload.StepOutput {
-	limit := w.o.NumInflightRequests
+	limit := w.inflight
 	ahead := 0
 	if w.lookAhead {
 		ahead = lookAheadDepth
 	}
-	n := max(min(limit+ahead-in.InFlight, len(list)-w.next), 0)
+	w.skip(list)
+	n := max(min(limit+ahead-in.InFlight, w.shard.Owned(len(list))-w.shard.Owned(w.next)), 0)
 	reqs := make([]workload.Request, 0, n)
 	for range n {
 		req := w.chat(list[w.next], maxTokens)
 		w.next++
+		w.skip(list)
 		if w.lookAhead {
 			req = req.WithMaxInFlight(limit)
 		}
@@ -397,6 +418,13 @@ func (w *pressure) dispatch(in workload.StepInput, list []request, maxTokens int
 		return workload.Send(reqs...).WaitForInFlightBelow(limit + ahead/2)
 	}
 	return workload.Send(reqs...).WaitForFinish()
+}
+
+// skip moves next past the requests of list other shards send.
+func (w *pressure) skip(list []request) {
+	for w.next < len(list) && !w.shard.Owns(w.next) {
+		w.next++
+	}
 }
 
 // OnFinished reports failed warm-up requests, and once every measured
@@ -421,7 +449,7 @@ func (w *pressure) OnFinished(_ context.Context, results []workload.Result) erro
 			w.predicted += int64(w.o.SystemPromptLength + w.measured[i].resident*w.o.ContextLength)
 			w.ideal += int64(w.tokensPerRequest())
 		}
-		if w.heard == len(w.measured) {
+		if w.heard == w.shard.Owned(len(w.measured)) {
 			w.checkTier()
 		}
 	}

@@ -3,6 +3,10 @@
 // server reports, so a tier must spill, swept once in warmup, then read
 // with Zipf-skewed access; at the end it checks that the tier below the
 // reported capacity really served reads.
+//
+// Sharded (lmbench run --shard I/N), shard I sends sweep requests I, I+N,
+// … and measured requests I, I+N, … of the unsharded run's plan, with its
+// share of --ktp-num-inflight-requests (shard.go).
 package main
 
 import "github.com/lmbench/lmbench/sdk/workload"
@@ -18,7 +22,7 @@ type Options struct {
 	OverflowFactor      float64 `opt:"overflow-factor" label:"Overflow factor" help:"Working set as a multiple of the reported cache when --ktp-pool-size is 0: 2 means half of it cannot be resident. Must be > 0."`
 	AccessSkew          float64 `opt:"access-skew" label:"Access skew (Zipf exponent)" help:"Document popularity: 0 draws uniformly; s > 0 weighs document r by 1/(r+1)^s, concentrating reads on a hot few. Drawn from --seed." min:"0"`
 	VocabSize           int     `opt:"vocab-size" label:"Vocabulary size" help:"Distinct words document text is drawn from." min:"1"`
-	NumInflightRequests int     `opt:"num-inflight-requests" label:"Max inflight requests" help:"Requests in flight at once, in the sweep and in the measured phase." min:"1"`
+	NumInflightRequests int     `opt:"num-inflight-requests" label:"Max inflight requests" help:"Requests in flight at once, in the sweep and in the measured phase. With --shard I/N both phases are split by request index (shard I sends requests I, I+N, ... of each) and this count among the shards, each needing at least one." min:"1"`
 	MaxOutputLength     int     `opt:"max-output-length" label:"Max output length" help:"max_tokens of a measured request; 1 isolates the prefill, which is what a cache tier changes." min:"1"`
 }
 
@@ -32,6 +36,8 @@ var Definition = workload.Definition[Options]{
 	// of them a cache of the reported capacity alone would hold (an LRU
 	// over the run's own stream).
 	TagKeys: []string{"docs", "resident"},
+	// Shards: sweep and measured request k belong to shard k mod N (shard.go).
+	Shards: true,
 	Defaults: Options{DocsPerRequest: 16, ContextLength: 2560, SystemPromptLength: 256, NumRequests: 200,
 		OverflowFactor: 2, VocabSize: 8000, NumInflightRequests: 8, MaxOutputLength: 1},
 	New: newPressure,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/pseudoword"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -18,10 +19,10 @@ var fillerCandidates = []string{"hi", "the", "a", "and", "of", "to", "is"}
 type exactTexts struct {
 	contexts []string
 	system   string
-	stated   []int // by permutation
+	stated   []int // by permutation (a shard counts only those it owns)
 }
 
-func buildExact(o Options, env workload.Env, perms [][]int) (*exactTexts, error) {
+func buildExact(o Options, env workload.Env, perms [][]int, shard protocol.Shard) (*exactTexts, error) {
 	ctx, tok := env.Context, env.Tokenizer
 	fill, err := tok.OneTokenWords(ctx, fillerCandidates)
 	if err != nil {
@@ -44,8 +45,11 @@ func buildExact(o Options, env workload.Env, perms [][]int) (*exactTexts, error)
 		}
 		e.system = s[0]
 	}
-	chats := make([]workload.TokenChat, len(perms))
+	var chats []workload.TokenChat
 	for j, p := range perms {
+		if !shard.Owns(j) {
+			continue
+		}
 		var msgs []workload.TokenMessage
 		if e.system != "" {
 			msgs = append(msgs, workload.TokenMessage{Role: "system", Content: e.system})
@@ -54,10 +58,17 @@ func buildExact(o Options, env workload.Env, perms [][]int) (*exactTexts, error)
 		for k, i := range p {
 			parts[k] = e.contexts[i]
 		}
-		chats[j] = workload.TokenChat{Messages: append(msgs, workload.TokenMessage{Role: "user", Content: strings.Join(parts, "\n\n")})}
+		chats = append(chats, workload.TokenChat{Messages: append(msgs, workload.TokenMessage{Role: "user", Content: strings.Join(parts, "\n\n")})})
 	}
-	if e.stated, err = tok.CountChats(ctx, chats...); err != nil {
+	counts, err := tok.CountChats(ctx, chats...)
+	if err != nil {
 		return nil, err
+	}
+	e.stated = make([]int, len(perms))
+	for j := range perms {
+		if shard.Owns(j) {
+			e.stated[j], counts = counts[0], counts[1:]
+		}
 	}
 	return e, nil
 }

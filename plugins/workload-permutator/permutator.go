@@ -203,7 +203,13 @@ type permutator struct {
 
 	exact      *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 	warmupSent bool
-	next       int // index into perms
+	next       int // index into perms: the next permutation of the whole run
+
+	// shard is the part of a sharded run this process sends: the
+	// permutations whose index it owns, with its share of the in-flight
+	// requests (inflight).
+	shard    protocol.Shard
+	inflight int
 
 	// What the engine can hold by now, for the reuse each request
 	// declares: the permutations answered (by request id while in
@@ -219,6 +225,10 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 	if env.Seed > math.MaxInt64-int64(o.NumContexts) {
 		return nil, option.Errorf("", "--seed %d is too large: context i is drawn with seed+1+i, so for %d contexts the seed must be at most %d",
 			env.Seed, o.NumContexts, math.MaxInt64-int64(o.NumContexts))
+	}
+	inflight, err := inflightShare(o, env.Shard)
+	if err != nil {
+		return nil, err
 	}
 	total := factorial(o.NumContexts)
 	want := big.NewInt(int64(o.NumPermutations))
@@ -238,9 +248,11 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 		contexts: make([]workload.Segment, o.NumContexts),
 		sent:     map[string]int{},
 		seenCtx:  make([]bool, o.NumContexts),
+		shard:    env.Shard,
+		inflight: inflight,
 	}
 	if env.Tokenizer != nil {
-		e, err := buildExact(o, env, w.perms)
+		e, err := buildExact(o, env, w.perms, env.Shard)
 		if err != nil {
 			return nil, err
 		}
@@ -254,10 +266,10 @@ func (w *permutator) Resolved() map[string]any {
 	return map[string]any{"permutations": len(w.perms), "vocab-size": vocabSize}
 }
 
-func (w *permutator) PlannedRequests() int { return len(w.perms) }
+func (w *permutator) PlannedRequests() int { return w.shard.Owned(len(w.perms)) }
 
 func (w *permutator) Banner() []workload.Field {
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Contexts", Value: strconv.Itoa(w.o.NumContexts)},
 		{Label: "Context length", Value: strconv.Itoa(w.o.ContextLength) + " tokens"},
 		{Label: "System prompt", Value: strconv.Itoa(w.o.SystemPromptLength) + " tokens"},
@@ -266,6 +278,10 @@ func (w *permutator) Banner() []workload.Field {
 		{Label: "Vocab size", Value: strconv.Itoa(vocabSize)},
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 	}
+	if w.shard.Sharded() {
+		b = append(b, workload.Field{Label: "Shard", Value: shardBanner(w.shard, len(w.perms), w.inflight, w.o.NumInflightRequests)})
+	}
+	return b
 }
 
 // context returns a reference to context i, registering its text the first
@@ -338,13 +354,16 @@ func (w *permutator) warmupStep(in workload.StepInput) workload.StepOutput {
 	return workload.Send(req).WaitForFinish()
 }
 
-// measureStep keeps up to num-inflight-requests permutations in flight.
+// measureStep keeps up to num-inflight-requests permutations in flight
+// (a shard: its share of them, and only the permutations it owns).
 func (w *permutator) measureStep(in workload.StepInput) workload.StepOutput {
-	n := min(w.o.NumInflightRequests-in.InFlight, len(w.perms)-w.next)
+	w.skip()
+	n := min(w.inflight-in.InFlight, w.shard.Owned(len(w.perms))-w.shard.Owned(w.next))
 	reqs := make([]workload.Request, 0, max(n, 0))
 	for range n {
 		p := w.next
 		w.next++
+		w.skip()
 		w.log.Debug().Msgf("Dispatched permutation %d", p)
 		req := workload.Chat(fmt.Sprintf("perm%d_req%d", p, p), w.messages(w.perms[p])...).
 			Tag("perm", strconv.Itoa(p)).
@@ -360,6 +379,13 @@ func (w *permutator) measureStep(in workload.StepInput) workload.StepOutput {
 		return workload.Send(reqs...).Done() // the host waits for what is in flight
 	}
 	return workload.Send(reqs...).WaitForFinish()
+}
+
+// skip moves next past the permutations other shards send.
+func (w *permutator) skip() {
+	for w.next < len(w.perms) && !w.shard.Owns(w.next) {
+		w.next++
+	}
 }
 
 // OnFinished reports a failed warmup; measured results need nothing.

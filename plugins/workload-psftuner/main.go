@@ -32,6 +32,10 @@
 // context_length, and its last version adds a throwaway engine warmup
 // request and a 5 s settle sleep after pass 1; none of that is done here.
 // --kv-cache-volume is not used (the host still checks it is positive).
+//
+// It refuses lmbench run --shard: N shards would put N requests in flight
+// and interleave pass 2's order, so no split keeps what it measures
+// (shard.go).
 package main
 
 import "github.com/lmbench/lmbench/sdk/workload"
@@ -48,12 +52,15 @@ type Options struct {
 var Definition = workload.Definition[Options]{
 	Name:    "prefix-suffix-tuner",
 	Prefix:  "psf",
-	Summary: "Two-pass sequential workload demonstrating tiered KV cache reuse (pool sized by --psf-thrash to overflow one tier)",
+	Summary: "Two-pass sequential workload demonstrating tiered KV cache reuse (pool sized by --psf-thrash to overflow one tier; one request at a time, so it refuses --shard)",
 	Version: "0.1.0",
 	TagKeys: []string{"prefix", "pass"},
 	// Prefixes, suffix and breakers exactly their sizes in tokens, and the
 	// pool sized from them, when the host has a tokenizer.
 	CountsTokens: true,
+	// Shards only to refuse --shard with the reason (shard.go): the plan
+	// is not split.
+	Shards: true,
 	Defaults: Options{
 		ContextLength: 8000,
 		PrefixRatio:   0.8,

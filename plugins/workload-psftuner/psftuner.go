@@ -163,6 +163,9 @@ type tuner struct {
 }
 
 func newTuner(o Options, env workload.Env) (workload.Workload, error) {
+	if err := refuseShard(env.Shard); err != nil {
+		return nil, err // a host that skips the check-only Configure
+	}
 	cfg, err := resolve(o, env.TokensPerGB)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,149 @@
+package barrier
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func join(t *testing.T, url string, jr JoinRequest) (Joined, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return Join(ctx, http.DefaultClient, url, jr)
+}
+
+// Every shard gets the same run id and start, once all have joined; the
+// offset each measured against a barrier whose clock runs 5 s ahead is
+// 5 s, within half its round trip.
+func TestJoinAllOneStart(t *testing.T) {
+	t.Parallel()
+	const ahead = 5 * time.Second
+	srv := NewServer(3, "run-1", 200*time.Millisecond)
+	srv.Now = func() time.Time { return time.Now().Add(ahead) }
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	var wg sync.WaitGroup
+	got := make([]Joined, 3)
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			got[i], errs[i] = join(t, ts.URL, JoinRequest{Index: i, Count: 3, ConfigHash: "h", Host: "n"})
+		})
+	}
+	wg.Wait()
+	for i := range 3 {
+		if errs[i] != nil {
+			t.Fatalf("shard %d: %v", i, errs[i])
+		}
+		j := got[i]
+		if j.RunID != "run-1" || !j.Start.Equal(got[0].Start) {
+			t.Errorf("shard %d: run %q start %v; want run-1 and shard 0's %v", i, j.RunID, j.Start, got[0].Start)
+		}
+		if d := j.Clock.Offset - ahead; d > j.Clock.RTT/2+time.Millisecond || -d > j.Clock.RTT/2+time.Millisecond {
+			t.Errorf("shard %d: offset %v, want %v ± %v (half the round trip)", i, j.Clock.Offset, ahead, j.Clock.RTT/2)
+		}
+		if j.Clock.Samples != Samples || !strings.HasPrefix(j.Clock.Reference, "barrier ") {
+			t.Errorf("shard %d: clock %+v", i, j.Clock)
+		}
+		// On the shard's own clock the start is about Lead from now.
+		if until := time.Until(j.LocalStart()); until > time.Second || until < -5*time.Second {
+			t.Errorf("shard %d: local start %v from now, want about the lead (200ms)", i, until)
+		}
+	}
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Error("Done not closed after every shard had its answer")
+	}
+}
+
+// A shard whose configuration differs, or with the wrong shard count, or
+// an index joined twice, is refused with the reason, at once.
+func TestJoinRefusals(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(2, "run-2", time.Second)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := join(t, ts.URL, JoinRequest{Index: 0, Count: 2, ConfigHash: "sha256:aaa", Host: "a"})
+		first <- err
+	}()
+	for srv.Joined() == 0 {
+		time.Sleep(5 * time.Millisecond) // wait until shard 0 holds its place
+	}
+	for _, tc := range []struct {
+		jr   JoinRequest
+		want string
+	}{
+		{JoinRequest{Index: 1, Count: 2, ConfigHash: "sha256:bbb"}, "shard 1/2's configuration (sha256:bbb) differs from shard 0/2's (sha256:aaa)"},
+		{JoinRequest{Index: 1, Count: 3, ConfigHash: "sha256:aaa"}, "this barrier is for 2 shards"},
+		{JoinRequest{Index: 0, Count: 2, ConfigHash: "sha256:aaa"}, `shard 0/2 has joined already (from host "a")`},
+		{JoinRequest{Index: 1, Count: 2, ConfigHash: "sha256:aaa", RunID: "other"}, `--run-id "other", the barrier's run is "run-2"`},
+	} {
+		_, err := join(t, ts.URL, tc.jr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("join %+v: %v, want an error with %q", tc.jr, err, tc.want)
+		}
+	}
+	if _, err := join(t, ts.URL, JoinRequest{Index: 1, Count: 2, ConfigHash: "sha256:aaa"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// After the start a shard cannot join again.
+	_, err := join(t, ts.URL, JoinRequest{Index: 1, Count: 2, ConfigHash: "sha256:aaa"})
+	if err == nil || !strings.Contains(err.Error(), "joined after the run started") {
+		t.Errorf("late join: %v", err)
+	}
+}
+
+// A shard that gives up before the others join frees its index.
+func TestLeaveBeforeStart(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(2, "run-3", 0)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Join(ctx, http.DefaultClient, ts.URL, JoinRequest{Index: 0, Count: 2, ConfigHash: "h"})
+		done <- err
+	}()
+	for srv.Joined() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	for srv.Joined() != 0 {
+		time.Sleep(5 * time.Millisecond) // the server notices the closed request
+	}
+	// Index 0 may join again, with another configuration even.
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			if _, err := join(t, ts.URL, JoinRequest{Index: i, Count: 2, ConfigHash: "h2"}); err != nil {
+				t.Errorf("shard %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestNotABarrier(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	_, err := join(t, ts.URL, JoinRequest{Index: 0, Count: 2})
+	if err == nil || !strings.Contains(err.Error(), "is not a barrier's clock (HTTP 404)") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// A sharded run (lmbench run --shard I/N) splits both phases by request
+// index, with the unsharded run's ids, documents and tags: shard I sends
+// warm-up sweep requests I, I+N, … and measured requests I, I+N, … with
+// its share of --ktp-num-inflight-requests. A measured request draws its
+// documents from the whole pool, so no document grouping keeps a shard's
+// reads to its own documents; splitting the sweep too keeps "every
+// document stored once" for the run as a whole, as the shards' measured
+// phases read what all the sweeps stored. The resident tag comes from the
+// capacity model over the whole run's stream, and each shard's tier check
+// (a log line) covers its own requests.
+
+// PrecheckShard refuses a shard left with no in-flight slot, before any
+// network traffic.
+func (o Options) PrecheckShard(s protocol.Shard) error {
+	_, err := inflightShare(o, s)
+	return err
+}
+
+// inflightShare is the shard's part of --ktp-num-inflight-requests.
+func inflightShare(o Options, s protocol.Shard) (int, error) {
+	n := s.Share(o.NumInflightRequests)
+	if n < 1 {
+		return 0, option.Errorf("num-inflight-requests",
+			"num_inflight_requests %d cannot be divided among %d shards (--shard %s): shard %d would have no request in flight; give at least %d",
+			o.NumInflightRequests, s.Count, s, s.Index, s.Count)
+	}
+	return n, nil
+}
+
+// shardBanner is the banner's Shard line: "1/3: measured requests 1, 4,
+// 7, … (67 of 200), warm-up requests 1, 4 (2 of 5), 3 of 8 in flight".
+func shardBanner(s protocol.Shard, measured, sweep, inflight, runInflight int) string {
+	return fmt.Sprintf("%s: measured requests %s, warm-up requests %s, %d of %d in flight",
+		s, ownedList(s, measured), ownedList(s, sweep), inflight, runInflight)
+}
+
+// ownedList is the first few of the n ordinals s owns and how many:
+// "1, 4, 7, … (67 of 200)".
+func ownedList(s protocol.Shard, n int) string {
+	var owned []string
+	for k := s.Index; k < n && len(owned) < 3; k += s.Count {
+		owned = append(owned, strconv.Itoa(k))
+	}
+	list := strings.Join(owned, ", ")
+	if s.Owned(n) > len(owned) {
+		list += ", …"
+	}
+	if len(owned) == 0 {
+		list = "none"
+	}
+	return fmt.Sprintf("%s (%d of %d)", list, s.Owned(n), n)
+}
