@@ -18,7 +18,7 @@ var fillerCandidates = []string{"hi", "the", "a", "and", "of", "to", "in", "is"}
 // document count follows from what a warmup request costs (document plus
 // chat template).
 type exactDocs struct {
-	texts []string // document d's text
+	texts []string // document d's text ("" for another shard's)
 	// warmTokens is a warmup request's prompt: a document in the chat
 	// template; the KV cache is sized in these.
 	warmTokens int
@@ -57,20 +57,28 @@ func buildExact(o Options, env workload.Env) (*exactDocs, int, error) {
 		e.questionTokens = append(e.questionTokens, c-o.DocumentLength)
 	}
 	n, err := numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, e.warmTokens)
+	if err == nil {
+		err = checkDocuments(env.Shard, n)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	prefixes := make([]string, n)
-	for d := range prefixes {
-		prefixes[d] = documentPrefix(d)
+	// A sharded run builds and counts its own documents alone: each is
+	// built from its own header, so they are the unsharded run's.
+	var owned, prefixes []string
+	var docs []int
+	for d := range n {
+		if env.Shard.Owns(d) {
+			docs, prefixes = append(docs, d), append(prefixes, documentPrefix(d))
+		}
 	}
-	if e.texts, err = tok.ExactTexts(ctx, prefixes, vocab, o.DocumentLength); err != nil {
+	if owned, err = tok.ExactTexts(ctx, prefixes, vocab, o.DocumentLength); err != nil {
 		return nil, 0, fmt.Errorf("document-length %d: %w", o.DocumentLength, err)
 	}
 	// Every request's prompt, counted once, to state with it.
 	asks := o.QueryPerDocument
 	chats = chats[:0]
-	for _, text := range e.texts {
+	for _, text := range owned {
 		chats = append(chats, userChat(text))
 		for q := range asks {
 			chats = append(chats, userChat(text+questionText(q)))
@@ -79,9 +87,10 @@ func buildExact(o Options, env workload.Env) (*exactDocs, int, error) {
 	if counts, err = tok.CountChats(ctx, chats...); err != nil {
 		return nil, 0, err
 	}
-	for d := range n {
-		row := counts[d*(1+asks) : (d+1)*(1+asks)]
-		e.warm, e.asked = append(e.warm, row[0]), append(e.asked, row[1:])
+	e.texts, e.warm, e.asked = make([]string, n), make([]int, n), make([][]int, n)
+	for i, d := range docs {
+		row := counts[i*(1+asks) : (i+1)*(1+asks)]
+		e.texts[d], e.warm[d], e.asked[d] = owned[i], row[0], row[1:]
 	}
 	return e, n, nil
 }

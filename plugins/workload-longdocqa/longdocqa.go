@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,13 +109,19 @@ type longDocQA struct {
 	schedule  []pair
 	bodyWords int        // words of the document body, once counted
 	exact     *exactDocs // lengths in the engine's tokens; nil: in words, as the original
-	warmed    int        // documents sent in warmup
-	next      int        // index into schedule
+	shard     workload.Shard
+	owned     []int // the documents this shard sends (all when unsharded)
+	limit     int   // the shard's part of num-inflight-requests
+	warmed    int   // documents sent in warmup (index into owned)
+	next      int   // index into schedule
 	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
 	lookAhead bool
 }
 
 func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
+	if err := o.checkShard(env.Shard); err != nil {
+		return nil, err // an older host skips PrecheckShard
+	}
 	var exact *exactDocs
 	var n int
 	var err error
@@ -122,11 +129,26 @@ func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
 		exact, n, err = buildExact(o, env)
 	} else {
 		n, err = numDocuments(env.KVCacheVolumeGB, env.TokensPerGB, o.DocumentLength)
+		if err == nil {
+			err = checkDocuments(env.Shard, n)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	var owned []int
+	for d := range n {
+		if env.Shard.Owns(d) {
+			owned = append(owned, d)
+		}
+	}
+	// The unsharded order, filtered to the shard's documents.
+	plan := slices.DeleteFunc(schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
+		func(p pair) bool { return !env.Shard.Owns(p.Doc) })
 	return &longDocQA{
+		shard:     env.Shard,
+		owned:     owned,
+		limit:     env.Shard.Share(o.NumInflightRequests),
 		exact:     exact,
 		o:         o,
 		log:       env.Logger,
@@ -134,7 +156,7 @@ func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
 		numDocs:   n,
 		body:      fillerBody(o.DocumentLength - 10),
 		docs:      make([]workload.Segment, n),
-		schedule:  schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
+		schedule:  plan,
 		lookAhead: env.HostHas(protocol.LookAhead),
 	}, nil
 }
@@ -147,13 +169,17 @@ func (w *longDocQA) Banner() []workload.Field {
 	fields := []workload.Field{
 		{Label: "Documents", Value: strconv.Itoa(w.numDocs)},
 		{Label: "Queries/doc", Value: strconv.Itoa(w.o.QueryPerDocument)},
-		{Label: "Total requests", Value: strconv.Itoa(len(w.schedule))},
+		{Label: "Total requests", Value: strconv.Itoa(w.numDocs * w.o.QueryPerDocument)},
 		{Label: "Document length", Value: strconv.Itoa(w.o.DocumentLength) + " tokens"},
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 		{Label: "Shuffle policy", Value: w.o.ShufflePolicy},
 	}
 	if w.exact != nil {
 		fields = append(fields, w.exact.banner(w.o.DocumentLength)...)
+	}
+	if w.shard.Sharded() {
+		fields = append(fields, shardField(w.shard, "documents", w.numDocs),
+			workload.Field{Label: "Shard's max inflight", Value: strconv.Itoa(w.limit)})
 	}
 	return fields
 }
@@ -203,13 +229,13 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 	if in.InFlight > 0 {
 		return workload.WaitForFinish()
 	}
-	if w.warmed == w.numDocs {
-		w.log.Info().Msgf("Warmup complete: %d documents sent", w.numDocs)
+	if w.warmed == len(w.owned) {
+		w.log.Info().Msgf("Warmup complete: %d documents sent", len(w.owned))
 		return workload.Done()
 	}
-	d := w.warmed
+	d := w.owned[w.warmed]
 	w.warmed++
-	w.log.Info().Msgf("Warmup %d/%d", d+1, w.numDocs)
+	w.log.Info().Msgf("Warmup %d/%d", w.warmed, len(w.owned))
 	req := workload.Chat("warmup_doc"+strconv.Itoa(d), workload.User(w.document(d))).
 		WithMaxTokens(1).
 		WithExpectedReuse(0, ""). // each document's first request is cold
@@ -231,7 +257,7 @@ const lookAheadDepth = 8
 // finishes, not a plugin round trip later, and one Step refills several:
 // the order and the times requests are sent stay the same.
 func (w *longDocQA) measureStep(in workload.StepInput) workload.StepOutput {
-	limit := w.o.NumInflightRequests
+	limit := w.limit
 	ahead := 0
 	if w.lookAhead {
 		ahead = lookAheadDepth

@@ -64,7 +64,7 @@ func TestSchema(t *testing.T) {
 		{"document-length", "Document length (tokens)", "Token length per document.", int64(10000), nil},
 		{"query-per-document", "Queries per document", "Questions per document.", int64(2), nil},
 		{"shuffle-policy", "Shuffle policy", "Request ordering.", "random", []string{"random", "tile"}},
-		{"num-inflight-requests", "Max inflight requests", "Max concurrent in-flight requests.", int64(3), nil},
+		{"num-inflight-requests", "Max inflight requests", "Max concurrent in-flight requests, the whole run's: --shard I/N divides it among the shards, which split the documents.", int64(3), nil},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("option schema (-want +got):\n%s", d)

@@ -10,7 +10,7 @@ type Options struct {
 	DocumentLength      int    `opt:"document-length" label:"Document length (tokens)" help:"Token length per document." min:"1"`
 	QueryPerDocument    int    `opt:"query-per-document" label:"Queries per document" help:"Questions per document." min:"1"`
 	ShufflePolicy       string `opt:"shuffle-policy" label:"Shuffle policy" enum:"random,tile" help:"Request ordering."`
-	NumInflightRequests int    `opt:"num-inflight-requests" label:"Max inflight requests" help:"Max concurrent in-flight requests." min:"1"`
+	NumInflightRequests int    `opt:"num-inflight-requests" label:"Max inflight requests" help:"Max concurrent in-flight requests, the whole run's: --shard I/N divides it among the shards, which split the documents." min:"1"`
 }
 
 // Definition is the plugin; tests drive it with sdktest.
@@ -28,7 +28,9 @@ var Definition = workload.Definition[Options]{
 		ShufflePolicy:       "random",
 		NumInflightRequests: 3,
 	},
-	New: newLongDocQA,
+	// Shards by document (shard.go).
+	Shards: true,
+	New:    newLongDocQA,
 }
 
 func main() { workload.Serve(Definition) }

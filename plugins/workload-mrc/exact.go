@@ -17,7 +17,7 @@ var fillerCandidates = []string{"help", "hi", "tell", "the", "a", "and", "of", "
 // length, and the session count follows from what a warmup prompt costs
 // (the template's tokens, the acknowledgement and the greeting included).
 type exactTexts struct {
-	systems, histories []string // session i's
+	systems, histories []string // session i's ("" for another shard's)
 	query              string
 	warmTokens         int   // session 0's warmup prompt
 	warm               []int // session i's warmup prompt, stated with it
@@ -57,25 +57,39 @@ func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
 	}
 	e.warmTokens = counts[0]
 	n, err := numSessionsOf(env.KVCacheVolumeGB, env.TokensPerGB, float64(e.warmTokens))
+	if err == nil {
+		err = checkSessions(env.Shard, n)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	sys, hist := make([]string, n), make([]string, n)
+	// A sharded run builds and counts its own sessions' texts alone: each
+	// is built from its own header, so they are the unsharded run's.
+	var owned []int
+	var sys, hist []string
 	for i := range n {
-		sys[i], hist[i] = systemPrefix(i), historyPrefix(i)
+		if env.Shard.Owns(i) {
+			owned = append(owned, i)
+			sys, hist = append(sys, systemPrefix(i)), append(hist, historyPrefix(i))
+		}
 	}
-	if e.systems, err = build("shared-prompt-length", sys, "help", o.SharedPromptLength); err != nil {
+	if sys, err = build("shared-prompt-length", sys, "help", o.SharedPromptLength); err != nil {
 		return nil, 0, err
 	}
-	if e.histories, err = build("chat-history-length", hist, "hi", o.ChatHistoryLength); err != nil {
+	if hist, err = build("chat-history-length", hist, "hi", o.ChatHistoryLength); err != nil {
 		return nil, 0, err
 	}
-	chats := make([]workload.TokenChat, n)
-	for i := range n {
-		chats[i] = warmupChat(e.systems[i], e.histories[i])
+	chats := make([]workload.TokenChat, len(owned))
+	for k := range owned {
+		chats[k] = warmupChat(sys[k], hist[k])
 	}
-	if e.warm, err = tok.CountChats(ctx, chats...); err != nil {
+	warm, err := tok.CountChats(ctx, chats...)
+	if err != nil {
 		return nil, 0, err
+	}
+	e.systems, e.histories, e.warm = make([]string, n), make([]string, n), make([]int, n)
+	for k, i := range owned {
+		e.systems[i], e.histories[i], e.warm[i] = sys[k], hist[k], warm[k]
 	}
 	q, err := build("user-input-length", []string{""}, "tell", o.UserInputLength)
 	if err != nil {

@@ -46,7 +46,9 @@ var Definition = workload.Definition[Options]{
 		Burstiness:         1,
 		Duration:           60.0,
 	},
-	New: newMultiRoundChat,
+	// Shards by session (shard.go).
+	Shards: true,
+	New:    newMultiRoundChat,
 }
 
 func main() { workload.Serve(Definition) }

@@ -187,8 +187,10 @@ type multiRoundChat struct {
 	duration time.Duration // o.Duration, saturated
 	ahead    time.Duration // how far ahead requests are handed over
 	query    workload.Segment
-	warmed   int // sessions sent in warmup
-	next     int // global index of the next measured request
+	shard    workload.Shard
+	owned    []int // the sessions this shard drives (all when unsharded)
+	warmed   int   // sessions sent in warmup (index into owned)
+	next     int   // global index of the next measured request
 	pending  map[string]pendingRound
 	exact    *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 	declare  bool        // the host takes expected reuse (protocol.ExpectedReuse)
@@ -202,6 +204,9 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 		exact, n, err = buildExact(o, env)
 	} else {
 		n, err = numSessions(env.KVCacheVolumeGB, env.TokensPerGB, o.SharedPromptLength, o.ChatHistoryLength)
+	}
+	if err == nil {
+		err = checkSessions(env.Shard, n)
 	}
 	if err != nil {
 		return nil, err
@@ -225,9 +230,13 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 		ahead:    env.Ahead(),
 		pending:  map[string]pendingRound{},
 		declare:  env.HostHas(protocol.ExpectedReuse),
+		shard:    env.Shard,
 	}
 	for i := range w.sessions {
 		w.sessions[i] = &session{id: i}
+		if env.Shard.Owns(i) {
+			w.owned = append(w.owned, i)
+		}
 	}
 	return w, nil
 }
@@ -255,8 +264,15 @@ func (w *multiRoundChat) Resolved() map[string]any {
 }
 
 // PlannedRequests is the number of due times before the duration ends: what
-// is sent when every session is answered before its next turn comes up.
+// is sent when every session is answered before its next turn comes up;
+// in a sharded run, those of the shard's sessions.
 func (w *multiRoundChat) PlannedRequests() int {
+	return ownedRequests(w.shard, w.dueInDuration(), len(w.sessions))
+}
+
+// dueInDuration is the number of due times before the duration ends (0:
+// unknown).
+func (w *multiRoundChat) dueInDuration() int {
 	if w.o.Arrival == arrival.Constant {
 		return constantCount(w.o.QPS, w.o.Duration)
 	}
@@ -307,6 +323,9 @@ func (w *multiRoundChat) Banner() []workload.Field {
 	if w.exact != nil {
 		b = append(b, w.exact.banner(w.o)...)
 	}
+	if w.shard.Sharded() {
+		b = append(b, shardField(w.shard, "sessions", len(w.sessions)))
+	}
 	return b
 }
 
@@ -354,13 +373,13 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 	if in.InFlight > 0 {
 		return workload.WaitForFinish()
 	}
-	if w.warmed == len(w.sessions) {
-		w.log.Info().Msgf("Warmup complete: %d sessions", len(w.sessions))
+	if w.warmed == len(w.owned) {
+		w.log.Info().Msgf("Warmup complete: %d sessions", len(w.owned))
 		return workload.Done()
 	}
-	i := w.warmed
+	i := w.owned[w.warmed]
 	w.warmed++
-	w.log.Info().Msgf("Warmup %d/%d", i+1, len(w.sessions))
+	w.log.Info().Msgf("Warmup %d/%d", w.warmed, len(w.owned))
 	s := w.session(i)
 	req := workload.Chat("warmup_s"+strconv.Itoa(i), s.messages(workload.Text(warmupQuery))...).
 		WithMaxTokens(1).
@@ -386,6 +405,9 @@ func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput 
 	for {
 		if in.Offset >= w.duration {
 			return workload.Send(reqs...).Done()
+		}
+		for !w.shard.Owns(w.next % len(w.sessions)) {
+			w.next++ // another shard's session: that shard sends it
 		}
 		due := w.due(w.next)
 		if due >= w.duration {

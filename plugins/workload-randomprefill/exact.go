@@ -15,7 +15,9 @@ var fillerCandidates = []string{"hi", "the", "a", "and", "of", "to", "is"}
 // request's prompt costs (the chat template included) to state with it.
 // Headers differ in how their numbers tokenize, so every prompt is built
 // and counted: two or three counts per prompt, batched, while preparing.
+// A sharded run builds and counts only its own prompts (see ownedPos).
 type exactPrompts struct {
+	shard workload.Shard
 	texts []string
 	chat  []int
 }
@@ -26,11 +28,15 @@ func buildExact(o Options, env workload.Env) (*exactPrompts, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefixes := make([]string, o.NumRequests)
-	for i := range prefixes {
-		prefixes[i] = "Request " + strconv.Itoa(i) + ":"
+	// Each prompt is built from its own header alone, so the shard's
+	// prompts are the unsharded run's.
+	var prefixes []string
+	for i := range o.NumRequests {
+		if env.Shard.Owns(i) {
+			prefixes = append(prefixes, "Request "+strconv.Itoa(i)+":")
+		}
 	}
-	e := &exactPrompts{}
+	e := &exactPrompts{shard: env.Shard}
 	if e.texts, err = tok.ExactTexts(ctx, prefixes, vocab[:1], o.RequestLength); err != nil {
 		return nil, fmt.Errorf("request-length %d: %w", o.RequestLength, err)
 	}
@@ -44,5 +50,8 @@ func buildExact(o Options, env workload.Env) (*exactPrompts, error) {
 	return e, nil
 }
 
-// prompt is prompt i and its stated tokens.
-func (e *exactPrompts) prompt(i int) (string, int) { return e.texts[i], e.chat[i] }
+// prompt is prompt i (one the shard owns) and its stated tokens.
+func (e *exactPrompts) prompt(i int) (string, int) {
+	p := ownedPos(e.shard, i)
+	return e.texts[p], e.chat[p]
+}

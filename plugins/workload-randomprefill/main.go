@@ -28,7 +28,9 @@ var Definition = workload.Definition[Options]{
 	// Prompts exactly request-length tokens when the host has a tokenizer.
 	CountsTokens: true,
 	Defaults:     Options{RequestLength: 10000, NumRequests: 50, Arrival: arrival.Constant, Burstiness: 1},
-	New:          newRandomPrefill,
+	// Shards by request ordinal (shard.go).
+	Shards: true,
+	New:    newRandomPrefill,
 }
 
 func main() { workload.Serve(Definition) }

@@ -82,11 +82,15 @@ type randomPrefill struct {
 	schedule *arrival.Schedule // nil: no rate, all at once
 	exact    *exactPrompts     // lengths in the engine's tokens; nil: in words, as the original
 	ahead    time.Duration     // how far ahead paced prompts are handed over
-	next     int               // prompts sent
+	shard    workload.Shard    // the part of a sharded run this process sends
+	next     int               // the next prompt's ordinal in the whole run
 }
 
 func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
-	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10), ahead: env.Ahead()}
+	if err := o.checkShard(env.Shard); err != nil {
+		return nil, err // an older host skips PrecheckShard
+	}
+	w := &randomPrefill{o: o, log: env.Logger, body: fillerBody(o.RequestLength - 10), ahead: env.Ahead(), shard: env.Shard}
 	if env.Tokenizer != nil {
 		e, err := buildExact(o, env)
 		if err != nil {
@@ -107,9 +111,11 @@ func newRandomPrefill(o Options, env workload.Env) (workload.Workload, error) {
 	return w, nil
 }
 
-func (w *randomPrefill) PlannedRequests() int { return w.o.NumRequests }
+// PlannedRequests is the shard's part of --rp-num-requests.
+func (w *randomPrefill) PlannedRequests() int { return w.shard.Owned(w.o.NumRequests) }
 
-// RequestedRate is --rp-rate (0, all at once, sets no rate).
+// RequestedRate is --rp-rate (0, all at once, sets no rate), the whole
+// run's even when sharded.
 func (w *randomPrefill) RequestedRate() float64 { return w.o.Rate }
 
 func (w *randomPrefill) Banner() []workload.Field {
@@ -121,6 +127,9 @@ func (w *randomPrefill) Banner() []workload.Field {
 	if w.schedule != nil {
 		// The original's banner, for the original's burst.
 		b = append(b, workload.Field{Label: "Arrival", Value: w.schedule.String()})
+	}
+	if w.shard.Sharded() {
+		b = append(b, shardField(w.shard, "requests", w.o.NumRequests))
 	}
 	return b
 }
@@ -142,11 +151,13 @@ func (w *randomPrefill) Step(_ context.Context, in workload.StepInput) (workload
 // the original fires them all together (no --rp-rate). (The SDK spreads an answer too
 // large for one message over several immediate Steps.)
 func (w *randomPrefill) dispatch() workload.StepOutput {
-	reqs := make([]workload.Request, 0, w.o.NumRequests-w.next)
+	reqs := make([]workload.Request, 0, w.shard.Owned(w.o.NumRequests))
 	for ; w.next < w.o.NumRequests; w.next++ {
-		reqs = append(reqs, w.request(w.next))
+		if w.shard.Owns(w.next) {
+			reqs = append(reqs, w.request(w.next))
+		}
 	}
-	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
+	w.log.Info().Msgf("Dispatched all %d requests", len(reqs))
 	return workload.Send(reqs...).Done()
 }
 
@@ -156,17 +167,27 @@ func (w *randomPrefill) dispatch() workload.StepOutput {
 // window needs refilling (or the next is due).
 func (w *randomPrefill) paced(now time.Duration) workload.StepOutput {
 	var reqs []workload.Request
-	for ; w.next < w.o.NumRequests && w.schedule.Due(w.next) <= now+w.ahead; w.next++ {
+	w.skip()
+	for ; w.next < w.o.NumRequests && w.schedule.Due(w.next) <= now+w.ahead; w.skip() {
 		if w.ahead > 0 && len(reqs) == workload.AheadBatch {
 			return workload.Send(reqs...).WakeAt(now)
 		}
 		reqs = append(reqs, w.request(w.next).At(w.schedule.Due(w.next)))
+		w.next++
 	}
 	if w.next < w.o.NumRequests {
 		return workload.Send(reqs...).WakeAt(workload.AheadWake(w.ahead, w.schedule.Due(w.next), now))
 	}
-	w.log.Info().Msgf("Dispatched all %d requests", w.o.NumRequests)
+	w.log.Info().Msgf("Dispatched all %d requests", w.shard.Owned(w.o.NumRequests))
 	return workload.Send(reqs...).Done()
+}
+
+// skip moves past the prompts other shards send, so the next one is this
+// shard's, due at its time in the global schedule.
+func (w *randomPrefill) skip() {
+	for w.next < w.o.NumRequests && !w.shard.Owns(w.next) {
+		w.next++
+	}
 }
 
 // request is prompt i, prefill only (max_tokens 1).

@@ -9,7 +9,7 @@ import "github.com/lmbench/lmbench/sdk/workload"
 
 // Options are trace-replay's settings.
 type Options struct {
-	Trace       string  `opt:"trace" label:"Trace file" help:"The trace to replay: JSON lines (Mooncake's timestamp/input_length/output_length/hash_ids, or the first three alone) or a CSV with a header naming timestamp, input_length and output_length. Timestamps are milliseconds. It is checked in full before anything is sent."`
+	Trace       string  `opt:"trace" label:"Trace file" help:"The trace to replay: JSON lines (Mooncake's timestamp/input_length/output_length/hash_ids, or the first three alone) or a CSV with a header naming timestamp, input_length and output_length. Timestamps are milliseconds. It is checked in full before anything is sent. With --shard I/N, shard I replays the window's requests I, I+N, … (by position), each at its own time."`
 	Format      string  `opt:"format" label:"Trace format" enum:"auto,mooncake,jsonl,csv" help:"auto: csv for a .csv file, otherwise mooncake when the first line has hash_ids, else jsonl. mooncake requires hash_ids on every line; jsonl and csv give every request unique text (no sharing)."`
 	Speedup     float64 `opt:"speedup" label:"Speed-up factor" help:"Divides every gap between timestamps: 10 replays an hour of trace in 6 minutes. Must be > 0."`
 	BlockSize   int     `opt:"block-size" label:"Block size (tokens per hash id)" help:"Tokens covered by one hash id (Mooncake's traces: 512): every hash id but a request's last covers a full block, so len(hash_ids) must be ceil(input_length / block-size)." min:"1"`
@@ -31,7 +31,9 @@ var Definition = workload.Definition[Options]{
 	// requests by it).
 	TagKeys:  []string{"line", "shared_blocks", "first_hash_id"},
 	Defaults: Options{Format: "auto", Speedup: 1, BlockSize: 512, IgnoreEOS: true},
-	New:      newReplay,
+	// Shards by request ordinal in the window (shard.go).
+	Shards: true,
+	New:    newReplay,
 }
 
 func main() { workload.Serve(Definition) }

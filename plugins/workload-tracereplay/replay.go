@@ -44,7 +44,8 @@ type replay struct {
 	total   int // requests in the whole trace
 	plan    []planned
 	prompts *prompts
-	next    int
+	shard   workload.Shard // the part of a sharded run this process sends
+	next    int            // index into plan, the whole window's
 
 	// Measured results, for the reuse check.
 	shared           map[string]int // request id -> shared blocks
@@ -78,7 +79,10 @@ func newReplay(o Options, env workload.Env) (workload.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &replay{o: o, log: env.Logger, format: format, total: len(entries), prompts: newPrompts(env.Seed, o.BlockSize)}
+	if err := o.checkShard(env.Shard, len(sel)); err != nil {
+		return nil, err // an older host skips PrecheckShard
+	}
+	w := &replay{o: o, log: env.Logger, format: format, total: len(entries), prompts: newPrompts(env.Seed, o.BlockSize), shard: env.Shard}
 	if format != formatMooncake {
 		// No hash ids: every block is the request's own.
 		var next int64
@@ -109,7 +113,8 @@ func newReplay(o Options, env workload.Env) (workload.Workload, error) {
 	return w, nil
 }
 
-func (w *replay) PlannedRequests() int { return len(w.plan) }
+// PlannedRequests is the shard's part of the window.
+func (w *replay) PlannedRequests() int { return w.shard.Owned(len(w.plan)) }
 
 // Resolved reports the format auto chose.
 func (w *replay) Resolved() map[string]any { return map[string]any{"format": w.format} }
@@ -127,7 +132,7 @@ func (w *replay) Banner() []workload.Field {
 	if w.format == formatMooncake {
 		reuse = fmt.Sprintf("%d of %d input tokens (%.1f%%) in blocks an earlier request sent", sharedTok, in, 100*float64(sharedTok)/float64(in))
 	}
-	return []workload.Field{
+	b := []workload.Field{
 		{Label: "Trace", Value: w.o.Trace + " (" + w.format + ")"},
 		{Label: "Requests", Value: fmt.Sprintf("%d of %d", len(w.plan), w.total)},
 		{Label: "Trace span", Value: span.String()},
@@ -137,6 +142,10 @@ func (w *replay) Banner() []workload.Field {
 		{Label: "Block size", Value: strconv.Itoa(w.o.BlockSize) + " tokens per hash id"},
 		{Label: "Shared by the trace", Value: reuse},
 	}
+	if w.shard.Sharded() {
+		b = append(b, shardField(w.shard, "requests", len(w.plan)))
+	}
+	return b
 }
 
 // Step sends every request due by now, each stamped with its due time,
@@ -148,8 +157,9 @@ func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOu
 		return workload.Done(), nil
 	case workload.Measure:
 		var reqs []workload.Request
-		for ; w.next < len(w.plan) && w.plan[w.next].due <= in.Offset; w.next++ {
+		for w.skip(); w.next < len(w.plan) && w.plan[w.next].due <= in.Offset; w.skip() {
 			reqs = append(reqs, w.request(w.plan[w.next]))
+			w.next++
 		}
 		if w.next < len(w.plan) {
 			return workload.Send(reqs...).WakeAt(w.plan[w.next].due), nil
@@ -157,6 +167,14 @@ func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOu
 		return workload.Send(reqs...).Done(), nil
 	}
 	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+}
+
+// skip moves past the requests other shards send, so the next one is this
+// shard's, due at its own time.
+func (w *replay) skip() {
+	for w.next < len(w.plan) && !w.shard.Owns(w.next) {
+		w.next++
+	}
 }
 
 // request is the trace's request p: its prompt, max_tokens = its output
@@ -190,7 +208,7 @@ func (w *replay) OnFinished(_ context.Context, results []workload.Result) error 
 			w.cached += int64(r.CachedTokens)
 			w.expected += int64(w.shared[r.ID] * w.o.BlockSize)
 		}
-		if w.heard == len(w.plan) && w.format == formatMooncake {
+		if w.heard == w.PlannedRequests() && w.format == formatMooncake {
 			w.reuse()
 		}
 	}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// A sharded run (lmbench run --shard I/N) splits long-doc-qa by document:
+// shard I warms and asks about documents I, I+N, I+2N, …, so a document's
+// warmup and every question about it go to one shard, whose engine-side
+// cache they test. Its questions go in the unsharded order filtered to its
+// documents, and --ldqa-num-inflight-requests is the whole run's, divided
+// among the shards (Shard.Share).
+
+// PrecheckShard refuses an in-flight limit too small to divide, before
+// any network traffic (workload.ShardPrechecker).
+func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) }
+
+func (o Options) checkShard(s workload.Shard) error {
+	if s.Share(o.NumInflightRequests) == 0 {
+		return option.Errorf("num-inflight-requests",
+			"%d in flight cannot be divided among %d shards (--shard %s): it is the whole run's limit, each shard needs at least 1; raise it to %d or use fewer shards",
+			o.NumInflightRequests, s.Count, s, s.Count)
+	}
+	return nil
+}
+
+// checkDocuments refuses a shard that owns no document of the n derived.
+func checkDocuments(s workload.Shard, n int) error {
+	if s.Owned(n) == 0 {
+		return option.Errorf("document-length",
+			"%d documents (--kv-cache-volume × tokens per GB / document length) cannot be split among %d shards (--shard %s): each shard needs at least one; raise --kv-cache-volume, lower --ldqa-document-length or use fewer shards",
+			n, s.Count, s)
+	}
+	return nil
+}
+
+// shardField is the banner line of a sharded run: the shard and the first
+// of the ordinals it owns out of n.
+func shardField(s workload.Shard, unit string, n int) workload.Field {
+	var first []string
+	for k := s.Index; k < n && len(first) < 4; k += s.Count {
+		first = append(first, strconv.Itoa(k))
+	}
+	list := strings.Join(first, ", ")
+	switch {
+	case len(first) == 0:
+		list = "none"
+	case s.Owned(n) > len(first):
+		list += ", …"
+	}
+	return workload.Field{Label: "Shard", Value: fmt.Sprintf("%s: %s %s (%d of %d)", s, unit, list, s.Owned(n), n)}
+}

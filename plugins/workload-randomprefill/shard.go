@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lmbench/lmbench/sdk/option"
+	"github.com/lmbench/lmbench/sdk/workload"
+)
+
+// A sharded run (lmbench run --shard I/N) splits random-prefill by request
+// ordinal: shard I sends requests I, I+N, I+2N, … with the prompts an
+// unsharded run gives them. The prompts share no prefix, so no request
+// depends on another; at --rp-rate each keeps its due time in the global
+// schedule, so the shards together send the requested arrival process.
+
+// PrecheckShard refuses a shard with no request to send, before any
+// network traffic (workload.ShardPrechecker).
+func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) }
+
+func (o Options) checkShard(s workload.Shard) error {
+	if s.Owned(o.NumRequests) == 0 {
+		return option.Errorf("num-requests", "%d requests cannot be split among %d shards (--shard %s): each shard needs at least one; raise --rp-num-requests to %d or use fewer shards",
+			o.NumRequests, s.Count, s, s.Count)
+	}
+	return nil
+}
+
+// shardField is the banner line of a sharded run: the shard and the first
+// of the ordinals it owns out of n.
+func shardField(s workload.Shard, unit string, n int) workload.Field {
+	var first []string
+	for k := s.Index; k < n && len(first) < 4; k += s.Count {
+		first = append(first, strconv.Itoa(k))
+	}
+	list := strings.Join(first, ", ")
+	switch {
+	case len(first) == 0:
+		list = "none"
+	case s.Owned(n) > len(first):
+		list += ", …"
+	}
+	return workload.Field{Label: "Shard", Value: fmt.Sprintf("%s: %s %s (%d of %d)", s, unit, list, s.Owned(n), n)}
+}
+
+// ownedPos is the position of owned ordinal k among the shard's own
+// (k itself when unsharded).
+func ownedPos(s workload.Shard, k int) int {
+	if !s.Sharded() {
+		return k
+	}
+	return k / s.Count
+}
