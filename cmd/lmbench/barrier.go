@@ -44,8 +44,12 @@ Give the shards of a sharded run one start and one clock. Each shard, run
 with --barrier URL, first reads the barrier's clock a few times (its
 offset, from the fastest round trip, is recorded in its journal and used
 by lmbench merge), then joins; when all N have joined, every shard is
-answered the same start time, Lead from then, and the run id. The barrier
-exits 0 once every shard has its answer.
+answered the same start time, Lead from then, and the run id. After its
+warmup each shard joins again, and the measured phases start together
+(at most a second after the last arrives), so the shards' schedules do.
+The barrier exits 0 once every shard has started its measured phase, and
+1 when one stopped before (every shard waiting is told why) or --timeout
+passed.
 
 Flags:
 `
@@ -81,7 +85,10 @@ func cmdBarrier(args []string, stdout io.Writer) error {
 	}
 	srv := barrier.NewServer(f.shards, f.runID, f.lead)
 	srv.OnJoin = func(jr barrier.JoinRequest, n int) {
-		fmt.Fprintf(stdout, "lmbench barrier: shard %d/%d joined from %s (%d of %d)\n", jr.Index, jr.Count, jr.Host, n, f.shards)
+		fmt.Fprintf(stdout, "lmbench barrier: shard %d/%d at the %s gate, from %s (%d of %d)\n", jr.Index, jr.Count, jr.Phase, jr.Host, n, f.shards)
+	}
+	srv.OnLeave = func(jr barrier.JoinRequest) {
+		fmt.Fprintf(stdout, "lmbench barrier: shard %d/%d stopped before its measured phase: %s\n", jr.Index, jr.Count, jr.Reason)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
@@ -94,7 +101,11 @@ func cmdBarrier(args []string, stdout io.Writer) error {
 	var failure error
 	select {
 	case <-srv.Done():
-		fmt.Fprintf(stdout, "lmbench barrier: all %d shards joined; run %s started\n", f.shards, f.runID)
+		if why := srv.Err(); why != "" {
+			failure = errors.New(why)
+			break
+		}
+		fmt.Fprintf(stdout, "lmbench barrier: all %d shards reached their measured phase; run %s is under way\n", f.shards, f.runID)
 	case <-timer.C:
 		failure = fmt.Errorf("--timeout %s: %d of %d shards joined: %w", f.timeout, srv.Joined(), f.shards, barrier.ErrTimeout)
 	case <-ctx.Done():

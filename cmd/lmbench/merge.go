@@ -113,13 +113,18 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var spread time.Duration
 	for _, p := range out.Parts {
 		if p.Missing {
 			continue
 		}
+		spread = max(spread, p.MeasureLag)
 		if late := p.Lateness; late > time.Second || late < -time.Second {
 			log.Warn().Msgf("shard %d/%d started %s away from the common start: its part of the schedule ran shifted", p.Index, p.Count, late.Round(time.Millisecond))
 		}
+	}
+	if spread > 50*time.Millisecond {
+		log.Warn().Msgf("the shards' measured phases started up to %s apart: their parts of an open-loop schedule ran shifted by as much (a barrier, --barrier, starts them together)", spread.Round(time.Millisecond))
 	}
 	for _, f := range out.Files {
 		fmt.Fprintf(stdout, "%s\n", f)

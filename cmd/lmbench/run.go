@@ -185,6 +185,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 			return exitFailed, err
 		}
 	}
+	gate, passed := r.shard.measureGate(shard, log)
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -200,8 +201,20 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: block, BlockSizeFrom: blockFrom,
 		Abort: lim.abortPolicy(p), Hurry: hurry,
 		RequestedRate: r.shard.rateOf(rate), MaxConcurrency: r.shard.shareOf(int(v.Int(keyMaxConcurrency))),
-		IgnoreEOS: v.Bool(keyIgnoreEOS), Shard: shard,
+		IgnoreEOS: v.Bool(keyIgnoreEOS), Shard: shard, BeforePhase: gate,
 	})
+	if !passed() {
+		why := "it failed before its measured phase"
+		switch {
+		case err != nil:
+			why = err.Error()
+		case res.Abort != nil:
+			why = string(res.Status) + ": " + res.Abort.Reason
+		case res.Interrupted:
+			why = "interrupted"
+		}
+		r.shard.leave(shard, why, log)
+	}
 	if err != nil {
 		return exitFailed, err
 	}

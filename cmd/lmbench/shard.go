@@ -164,6 +164,57 @@ func (p *shardPlan) startAtText(sh *record.Shard) string {
 	return sh.StartAt.UTC().Format(time.RFC3339Nano)
 }
 
+// measureGate holds the measured phase until every shard reached it (a
+// barrier's second gate), so the shards' schedules start together however
+// long their warmups took; nil without a barrier (--start-at: each shard's
+// measured phase starts when its warmup ends, and the merge reports the
+// spread). passed says whether the shard got through.
+func (p *shardPlan) measureGate(sh *record.Shard, log zerolog.Logger) (gate func(context.Context, protocol.Phase) error, passed func() bool) {
+	if p == nil || p.barrier == "" {
+		return nil, func() bool { return true }
+	}
+	var through bool
+	return func(ctx context.Context, ph protocol.Phase) error {
+		if ph != protocol.Measure {
+			return nil
+		}
+		j, err := barrier.JoinMeasure(ctx, &http.Client{}, p.barrier, barrier.JoinRequest{
+			Index: sh.Index, Count: sh.Count, ConfigHash: sh.ConfigHash, Host: sh.Host, RunID: sh.RunID}, sh.Clock)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &host.GateError{Err: err}
+		}
+		through = true
+		if wait := time.Until(j.LocalStart()); wait > 0 {
+			log.Debug().Msgf("shard %s: the measured phase starts in %s, with every shard's", p.shard, wait.Round(time.Millisecond))
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}, func() bool { return through }
+}
+
+// leave tells the barrier this shard stopped before its measured phase,
+// so the others stop waiting for it.
+func (p *shardPlan) leave(sh *record.Shard, reason string, log zerolog.Logger) {
+	if p == nil || p.barrier == "" || sh == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := barrier.Leave(ctx, &http.Client{}, p.barrier, barrier.JoinRequest{
+		Index: sh.Index, Count: sh.Count, Host: sh.Host, RunID: sh.RunID, Reason: reason}); err != nil {
+		log.Warn().Msgf("could not tell the barrier this shard stopped: %v", err)
+	}
+}
+
 // shareOf is this shard's part of a run-wide concurrency cap n (0: none).
 func (p *shardPlan) shareOf(n int) int {
 	if p == nil || n <= 0 {

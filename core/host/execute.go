@@ -98,6 +98,10 @@ type Plan struct {
 	// IgnoreEOS asks the engine for exactly max_tokens on every request
 	// (--ignore-eos), whatever the workload asks.
 	IgnoreEOS bool
+	// BeforePhase, when set, holds each phase until it returns (a sharded
+	// run's barrier: the shards' measured phases start together); an
+	// error it returns (a *GateError) aborts the run before the phase.
+	BeforePhase func(ctx context.Context, phase protocol.Phase) error
 	// Shard is the run's part of a sharded run (nil: not sharded): its
 	// RunID is the run's id, recorded in the journal's header with the
 	// rest; Execute sets its Lateness (the start against StartAt).
@@ -222,7 +226,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	outcome, runErr := runloop.Run(runCtx, runloop.Config[Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
 		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
-		MaxConcurrency: p.MaxConcurrency,
+		MaxConcurrency: p.MaxConcurrency, BeforePhase: p.BeforePhase,
 		OnDrain: func(n int, abandoned bool) {
 			if abandoned {
 				p.Log.Warn().Int("in_flight", n).Msg("drain timeout: cancelling in-flight requests (recorded as failed)")
@@ -323,6 +327,10 @@ func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *A
 	if a := obs.currentAbort(); a != nil {
 		obs.finishAbort(a)
 		return record.Aborted, a
+	}
+	var gate *GateError
+	if errors.As(runErr, &gate) {
+		return record.Aborted, &Abort{Title: "shards out of step", Reason: runErr.Error()}
 	}
 	if runErr != nil {
 		return record.Aborted, &Abort{Title: "workload failed", Reason: "workload failed: " + runErr.Error()}

@@ -149,6 +149,7 @@ func (m Merge) Run(ctx context.Context) (*Merged, error) {
 	var measureStart time.Time
 	planned, sent := 0, 0
 	plannedKnown := true
+	measureStarts := map[int]time.Time{}
 	for _, j := range parts {
 		sh := *j.c.Run.Shard
 		off := sh.Clock.Offset
@@ -194,7 +195,10 @@ func (m Merge) Run(ctx context.Context) (*Merged, error) {
 		}
 		planned, sent = planned+p, sent+s
 		part := report.ShardPart{Shard: sh, Dir: filepath.Dir(j.path), Status: status, Reason: reason,
-			Planned: p, Sent: s, Records: len(j.c.Records)}
+			Planned: p, Sent: s, Records: len(j.c.Records), MeasureLag: -1}
+		if !ms.IsZero() {
+			measureStarts[sh.Index] = ms
+		}
 		out.Parts = append(out.Parts, part)
 		run.Merged = append(run.Merged, sh)
 	}
@@ -202,6 +206,11 @@ func (m Merge) Run(ctx context.Context) (*Merged, error) {
 		out.Parts = append(out.Parts, report.ShardPart{Shard: record.Shard{Index: i, Count: count, RunID: run.ID}, Missing: true})
 	}
 	sort.Slice(out.Parts, func(a, b int) bool { return out.Parts[a].Index < out.Parts[b].Index })
+	for i := range out.Parts {
+		if t, ok := measureStarts[out.Parts[i].Index]; ok {
+			out.Parts[i].MeasureLag = t.Sub(measureStart)
+		}
+	}
 
 	// Completion order on the one clock; ties keep shard order.
 	sort.SliceStable(recs, func(a, b int) bool { return doneAt(&recs[a]).Before(doneAt(&recs[b])) })

@@ -138,6 +138,11 @@ func TestMergeRecomputesFromAllRecords(t *testing.T) {
 	if math.Abs(m.Final.P50TTFTMs-meanOfShards) < 1 {
 		t.Errorf("merged p50 %v is the mean of the shards' medians (%v)", m.Final.P50TTFTMs, meanOfShards)
 	}
+	for _, p := range m.Parts {
+		if p.MeasureLag != 0 {
+			t.Errorf("shard %d: measured phase %v after the first, want 0 on the barrier's clock", p.Index, p.MeasureLag)
+		}
+	}
 	// The run-wide rate, not a shard's part.
 	if m.Run.RequestedRate != 30 {
 		t.Errorf("requested rate %v, want the run's 30", m.Run.RequestedRate)

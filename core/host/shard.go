@@ -30,3 +30,10 @@ func ConfigHash(cfg json.RawMessage) string {
 func ShardRunID(start time.Time, configHash string) string {
 	return start.UTC().Format("20060102T150405Z") + "-" + strings.TrimPrefix(configHash, "sha256:")[:8]
 }
+
+// GateError is a phase gate failing (Plan.BeforePhase): the shards of a
+// sharded run could not start a phase together.
+type GateError struct{ Err error }
+
+func (e *GateError) Error() string { return e.Err.Error() }
+func (e *GateError) Unwrap() error { return e.Err }

@@ -22,6 +22,10 @@ type ShardPart struct {
 	Records int
 	// Missing: no journal of this shard was found (a partial merge).
 	Missing bool
+	// MeasureLag is how long after the earliest shard's this shard's
+	// measured phase started (on the reference clock): the shift of its
+	// part of an open-loop schedule. Negative: not known.
+	MeasureLag time.Duration
 }
 
 // shardJSON is the part of the summary a shard's block shows.
@@ -68,7 +72,7 @@ func withShards(doc []kv, run Run) []kv {
 		parts[i] = append(shardJSON(p.Shard),
 			kv{"dir", p.Dir}, kv{"status", string(p.Status)}, kv{"reason", orNull(p.Reason)},
 			kv{"planned_requests", orNullInt(p.Planned)}, kv{"sent_requests", p.Sent}, kv{"records", p.Records},
-			kv{"missing", false})
+			kv{"measure_start_lag_ms", lagJSON(p.MeasureLag)}, kv{"missing", false})
 	}
 	return append(doc, kv{"shards", parts})
 }
@@ -97,6 +101,9 @@ func shardSection(run Run) string {
 			}
 			b.WriteString(entry{"Shard " + id, fmt.Sprintf("%s, %d sent", p.Status, p.Sent)}.String() + "\n")
 			b.WriteString(fmt.Sprintf("  %s; late %.1f ms\n", clockLine(p.Shard), ms(p.Lateness)))
+			if p.MeasureLag >= 0 {
+				b.WriteString(fmt.Sprintf("  measured phase +%.1f ms after the first shard's\n", ms(p.MeasureLag)))
+			}
 		}
 	}
 	return b.String()
@@ -115,4 +122,11 @@ func shortHash(h string) string {
 		return h[:19]
 	}
 	return h
+}
+
+func lagJSON(d time.Duration) any {
+	if d < 0 {
+		return nil
+	}
+	return ms(d)
 }
