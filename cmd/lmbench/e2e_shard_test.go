@@ -288,3 +288,40 @@ func TestShardedPoissonKeepsRateAndCV(t *testing.T) {
 		t.Errorf("shard 1/3's requested_rate = %v, want its part, %v", shard["requested_rate"], rate/3)
 	}
 }
+
+// A shard that stops before its measured phase (here refused before it
+// contacts anything: a bad option) tells the barrier, and the shards
+// waiting for it stop at once, saying which shard and why, instead of
+// waiting out the barrier's timeout; the barrier exits 1.
+func TestShardStoppingEarlyStopsTheOthers(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newArrivalEngine(t, nil)
+	url := startBarrier(t, 3)
+	base := []string{"run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-request-length", "16",
+		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q", "--barrier", url}
+	var wg sync.WaitGroup
+	res := make([]result, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			n := "30"
+			if i == 2 {
+				n = "0" // refused
+			}
+			res[i] = lmbench(t, nil, append(slices.Clone(base), "--rp-num-requests", n, "--shard", fmt.Sprintf("%d/3", i),
+				"--output-dir", filepath.Join(t.TempDir(), fmt.Sprint(i)))...)
+		})
+	}
+	wg.Wait()
+	if res[2].code == 0 || !strings.Contains(res[2].stderr, "--rp-num-requests") {
+		t.Errorf("shard 2: exit %d\n%s", res[2].code, res[2].stderr)
+	}
+	for i := range 2 {
+		if res[i].code != 1 || !strings.Contains(res[i].stderr, "shard 2/3 left before the measured phase: --rp-num-requests") {
+			t.Errorf("shard %d: exit %d\n%s", i, res[i].code, res[i].stderr)
+		}
+	}
+	if n, _ := e.seen(); n != 0 {
+		t.Errorf("the engine got %d requests", n)
+	}
+}

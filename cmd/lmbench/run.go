@@ -22,7 +22,7 @@ import (
 // setup when something required is missing and a person is at the
 // terminal), prepare it (engine, model, tokens per GB, the workload's
 // Configure), then export it or run the benchmark.
-func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, err error) {
 	s := newSession(stdin, stdout, stderr)
 	defer s.close()
 	r, err := s.resolve(args, nil)
@@ -77,6 +77,17 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	}
 	if r.shard, err = checkShard(r.vals); err != nil {
 		return exitFailed, err
+	}
+	if r.shard != nil {
+		// A shard that stops before its measured phase, whatever stopped
+		// it, lets the others waiting at the barrier know.
+		defer func() {
+			why := fmt.Sprintf("exit %d", code)
+			if err != nil {
+				why = err.Error()
+			}
+			r.shard.leave(why, s.log)
+		}()
 	}
 	if r.shard != nil && builtin(r.vals) {
 		s.log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
@@ -185,7 +196,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 			return exitFailed, err
 		}
 	}
-	gate, passed := r.shard.measureGate(shard, log)
+	gate := r.shard.measureGate(shard, log)
 	res, err := host.Execute(ctx, host.Plan{
 		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
 		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
@@ -203,17 +214,13 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		RequestedRate: r.shard.rateOf(rate), MaxConcurrency: r.shard.shareOf(int(v.Int(keyMaxConcurrency))),
 		IgnoreEOS: v.Bool(keyIgnoreEOS), Shard: shard, BeforePhase: gate,
 	})
-	if !passed() {
-		why := "it failed before its measured phase"
+	if err == nil {
 		switch {
-		case err != nil:
-			why = err.Error()
 		case res.Abort != nil:
-			why = string(res.Status) + ": " + res.Abort.Reason
+			r.shard.leave(string(res.Status)+": "+res.Abort.Reason, log)
 		case res.Interrupted:
-			why = "interrupted"
+			r.shard.leave("interrupted", log)
 		}
-		r.shard.leave(shard, why, log)
 	}
 	if err != nil {
 		return exitFailed, err

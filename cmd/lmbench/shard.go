@@ -53,6 +53,10 @@ type shardPlan struct {
 	runID   string
 	startAt time.Time // zero with a barrier
 	barrier string
+
+	hash    string // the configuration's, once known
+	through bool   // the measured phase's gate passed
+	left    bool   // the barrier was told the shard stopped
 }
 
 // checkShard reads the shard options; nil when the run is not sharded.
@@ -118,6 +122,7 @@ func (p *shardPlan) workloadShard() protocol.Shard {
 // --start-at) and returns the journal's shard block.
 func (p *shardPlan) start(ctx context.Context, cfgJSON json.RawMessage, seed int64, rate float64, log zerolog.Logger) (*record.Shard, error) {
 	hash := host.ConfigHash(cfgJSON)
+	p.hash = hash
 	hostname, _ := os.Hostname()
 	sh := &record.Shard{Index: p.shard.Index, Count: p.shard.Count, ConfigHash: hash, Seed: p.shard.Seed(seed),
 		RequestedRate: rate, Host: hostname, RunID: p.runID}
@@ -168,12 +173,11 @@ func (p *shardPlan) startAtText(sh *record.Shard) string {
 // barrier's second gate), so the shards' schedules start together however
 // long their warmups took; nil without a barrier (--start-at: each shard's
 // measured phase starts when its warmup ends, and the merge reports the
-// spread). passed says whether the shard got through.
-func (p *shardPlan) measureGate(sh *record.Shard, log zerolog.Logger) (gate func(context.Context, protocol.Phase) error, passed func() bool) {
+// spread).
+func (p *shardPlan) measureGate(sh *record.Shard, log zerolog.Logger) func(context.Context, protocol.Phase) error {
 	if p == nil || p.barrier == "" {
-		return nil, func() bool { return true }
+		return nil
 	}
-	var through bool
 	return func(ctx context.Context, ph protocol.Phase) error {
 		if ph != protocol.Measure {
 			return nil
@@ -184,9 +188,10 @@ func (p *shardPlan) measureGate(sh *record.Shard, log zerolog.Logger) (gate func
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			p.left = true // the barrier refused: it knows
 			return &host.GateError{Err: err}
 		}
-		through = true
+		p.through = true
 		if wait := time.Until(j.LocalStart()); wait > 0 {
 			log.Debug().Msgf("shard %s: the measured phase starts in %s, with every shard's", p.shard, wait.Round(time.Millisecond))
 			t := time.NewTimer(wait)
@@ -198,19 +203,22 @@ func (p *shardPlan) measureGate(sh *record.Shard, log zerolog.Logger) (gate func
 			}
 		}
 		return nil
-	}, func() bool { return through }
+	}
 }
 
-// leave tells the barrier this shard stopped before its measured phase,
-// so the others stop waiting for it.
-func (p *shardPlan) leave(sh *record.Shard, reason string, log zerolog.Logger) {
-	if p == nil || p.barrier == "" || sh == nil {
+// leave tells the barrier this shard stopped before its measured phase
+// (before it joined at all, even), so the others stop waiting for it;
+// nothing without a barrier, or once the shard got through or left.
+func (p *shardPlan) leave(reason string, log zerolog.Logger) {
+	if p == nil || p.barrier == "" || p.through || p.left {
 		return
 	}
+	p.left = true
+	hostname, _ := os.Hostname()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := barrier.Leave(ctx, &http.Client{}, p.barrier, barrier.JoinRequest{
-		Index: sh.Index, Count: sh.Count, Host: sh.Host, RunID: sh.RunID, Reason: reason}); err != nil {
+		Index: p.shard.Index, Count: p.shard.Count, Host: hostname, RunID: p.runID, ConfigHash: p.hash, Reason: reason}); err != nil {
 		log.Warn().Msgf("could not tell the barrier this shard stopped: %v", err)
 	}
 }

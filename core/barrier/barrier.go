@@ -159,6 +159,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.URL.Path == LeavePath {
+			if jr.Count != s.Count || jr.Index < 0 || jr.Index >= s.Count {
+				writeJSON(w, http.StatusConflict, errorResponse{fmt.Sprintf("shard %d/%d: this barrier is for %d shards", jr.Index, jr.Count, s.Count)})
+				return
+			}
 			s.leave(jr)
 			writeJSON(w, http.StatusOK, struct{}{})
 			return

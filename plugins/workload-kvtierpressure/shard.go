@@ -30,10 +30,10 @@ func (o Options) PrecheckShard(s protocol.Shard) error {
 // inflightShare is the shard's part of --ktp-num-inflight-requests.
 func inflightShare(o Options, s protocol.Shard) (int, error) {
 	n := s.Share(o.NumInflightRequests)
-	if n < 1 {
+	if s.Sharded() && o.NumInflightRequests < s.Count { // every shard refuses, not only those left without
 		return 0, option.Errorf("num-inflight-requests",
-			"num_inflight_requests %d cannot be divided among %d shards (--shard %s): shard %d would have no request in flight; give at least %d",
-			o.NumInflightRequests, s.Count, s, s.Index, s.Count)
+			"num_inflight_requests %d cannot be divided among %d shards (--shard %s): each shard needs at least one in flight; give at least %d",
+			o.NumInflightRequests, s.Count, s, s.Count)
 	}
 	return n, nil
 }

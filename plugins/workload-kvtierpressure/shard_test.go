@@ -95,7 +95,7 @@ func TestShardInflightTooFew(t *testing.T) {
 			t.Fatalf("host capabilities %v: error %v, want a configuration error", caps, err)
 		}
 		want := []protocol.FieldError{{Option: "num-inflight-requests",
-			Message: "num_inflight_requests 3 cannot be divided among 4 shards (--shard 3/4): shard 3 would have no request in flight; give at least 4"}}
+			Message: "num_inflight_requests 3 cannot be divided among 4 shards (--shard 3/4): each shard needs at least one in flight; give at least 4"}}
 		if d := cmp.Diff(want, ce.Fields()); d != "" {
 			t.Errorf("host capabilities %v: errors (-want +got):\n%s", caps, d)
 		}

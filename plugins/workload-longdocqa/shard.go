@@ -21,7 +21,7 @@ import (
 func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) }
 
 func (o Options) checkShard(s workload.Shard) error {
-	if s.Share(o.NumInflightRequests) == 0 {
+	if s.Sharded() && o.NumInflightRequests < s.Count { // every shard refuses, not only those left without
 		return option.Errorf("num-inflight-requests",
 			"%d in flight cannot be divided among %d shards (--shard %s): it is the whole run's limit, each shard needs at least 1; raise it to %d or use fewer shards",
 			o.NumInflightRequests, s.Count, s, s.Count)
@@ -31,7 +31,7 @@ func (o Options) checkShard(s workload.Shard) error {
 
 // checkDocuments refuses a shard that owns no document of the n derived.
 func checkDocuments(s workload.Shard, n int) error {
-	if s.Owned(n) == 0 {
+	if s.Sharded() && n < s.Count { // every shard refuses, not only those left without
 		return option.Errorf("document-length",
 			"%d documents (--kv-cache-volume × tokens per GB / document length) cannot be split among %d shards (--shard %s): each shard needs at least one; raise --kv-cache-volume, lower --ldqa-document-length or use fewer shards",
 			n, s.Count, s)

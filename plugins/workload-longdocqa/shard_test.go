@@ -116,7 +116,7 @@ func TestPrecheckShard(t *testing.T) {
 	for _, tc := range []struct {
 		shard workload.Shard
 		ok    bool
-	}{{workload.Shard{Index: 2, Count: 3}, true}, {workload.Shard{Index: 3, Count: 4}, false}, {workload.Shard{Index: 0, Count: 4}, true}} {
+	}{{workload.Shard{Index: 2, Count: 3}, true}, {workload.Shard{Index: 3, Count: 4}, false}, {workload.Shard{Index: 0, Count: 4}, false}} {
 		err := p.PrecheckShard(tc.shard)
 		var fe *option.FieldError
 		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &fe) || fe.Option != "num-inflight-requests")) {

@@ -19,7 +19,7 @@ import (
 
 // checkSessions refuses a shard that owns none of the n sessions.
 func checkSessions(s workload.Shard, n int) error {
-	if s.Owned(n) == 0 {
+	if s.Sharded() && n < s.Count { // every shard refuses, not only those left without
 		return option.Errorf("chat-history-length",
 			"%d sessions (--kv-cache-volume × tokens per GB / a session's prompt and history) cannot be split among %d shards (--shard %s): each shard needs at least one; raise --kv-cache-volume, lower the lengths or use fewer shards",
 			n, s.Count, s)

@@ -20,7 +20,7 @@ import (
 func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) }
 
 func (o Options) checkShard(s workload.Shard) error {
-	if s.Owned(o.NumRequests) == 0 {
+	if s.Sharded() && o.NumRequests < s.Count { // every shard refuses, not only those left without
 		return option.Errorf("num-requests", "%d requests cannot be split among %d shards (--shard %s): each shard needs at least one; raise --rp-num-requests to %d or use fewer shards",
 			o.NumRequests, s.Count, s, s.Count)
 	}

@@ -28,7 +28,7 @@ func (o Options) PrecheckShard(s workload.Shard) error {
 }
 
 func (o Options) checkShard(s workload.Shard, n int) error {
-	if s.Owned(n) == 0 {
+	if s.Sharded() && n < s.Count { // every shard refuses, not only those left without
 		return option.Errorf("trace", "%d requests of %s are in the window to replay: they cannot be split among %d shards (--shard %s), each needs at least one; widen the window or use fewer shards",
 			n, o.Trace, s.Count, s)
 	}
