@@ -376,18 +376,28 @@ func mountOf(inv Invocation, p string) (*corev1.VolumeMount, *corev1.Volume) {
 	return best, nil
 }
 
-func checkConfigPath(inv Invocation, cfg string, byKind map[string]map[string]Document) []error {
-	m, v := mountOf(inv, cfg)
+// ConfigFile returns the ConfigMap and its key that the file at path is
+// mounted from in inv's container; ok is false when path is not on a
+// ConfigMap volume.
+func ConfigFile(inv Invocation, path string) (volume *corev1.ConfigMapVolumeSource, key string, ok bool) {
+	m, v := mountOf(inv, path)
 	if m == nil || v == nil || v.ConfigMap == nil {
+		return nil, "", false
+	}
+	return v.ConfigMap, strings.TrimPrefix(strings.TrimPrefix(path, strings.TrimSuffix(m.MountPath, "/")), "/"), true
+}
+
+func checkConfigPath(inv Invocation, cfg string, byKind map[string]map[string]Document) []error {
+	v, key, ok := ConfigFile(inv, cfg)
+	if !ok {
 		return []error{inv.errorf("args", "--config %s is not on a ConfigMap volume", cfg)}
 	}
-	cm, ok := byKind["ConfigMap"][v.ConfigMap.Name]
+	cm, ok := byKind["ConfigMap"][v.Name]
 	if !ok {
 		return nil // reported with the volume
 	}
-	key := strings.TrimPrefix(strings.TrimPrefix(cfg, strings.TrimSuffix(m.MountPath, "/")), "/")
 	if _, ok := cm.Object.(*corev1.ConfigMap).Data[key]; !ok {
-		return []error{inv.errorf("args", "--config %s: ConfigMap %s has no key %q", cfg, v.ConfigMap.Name, key)}
+		return []error{inv.errorf("args", "--config %s: ConfigMap %s has no key %q", cfg, v.Name, key)}
 	}
 	return nil
 }
