@@ -133,6 +133,7 @@ func Check(docs []Document) []error {
 
 	var shardCounts []shardCount
 	for _, inv := range invs {
+		errs = append(errs, checkTemp(inv)...)
 		switch inv.Subcommand {
 		case "run":
 			n, e := checkShard(inv, byKind)
@@ -474,4 +475,25 @@ func checkMerge(inv Invocation, all []Invocation) []error {
 		}
 	}
 	return errs
+}
+
+// checkTemp: lmbench run and merge start plugins, which go-plugin connects
+// over a Unix socket it creates in the temporary directory; on a read-only
+// root file system that must be a volume.
+func checkTemp(inv Invocation) []error {
+	sc := inv.Container.SecurityContext
+	if inv.Subcommand != "run" && inv.Subcommand != "merge" && inv.Subcommand != "sweep" ||
+		sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		return nil
+	}
+	dir := "/tmp"
+	for _, e := range inv.Container.Env {
+		if e.Name == "TMPDIR" || e.Name == "PLUGIN_UNIX_SOCKET_DIR" {
+			dir = e.Value
+		}
+	}
+	if m, _ := mountOf(inv, dir); m == nil || m.ReadOnly {
+		return []error{inv.errorf("volumeMounts", "no writable volume at %s with readOnlyRootFilesystem: lmbench %s could not start its plugins (their sockets go there)", dir, inv.Subcommand)}
+	}
+	return nil
 }

@@ -106,6 +106,8 @@ func TestBroken(t *testing.T) {
 			[]string{"shards.yaml: Job lmbench-shards", "args", "--output-dir", "write over each other"}},
 		{"merge output read as a shard", "merge.yaml", `"/results/merged"`, `"/results/shards/merged"`,
 			[]string{"merge.yaml: Job lmbench-merge", "args", "read as a shard"}},
+		{"no writable /tmp for the plugins' sockets", "merge.yaml", "            - name: tmp\n              mountPath: /tmp\n", "",
+			[]string{"merge.yaml: Job lmbench-merge", "spec.template.spec.containers[0].volumeMounts", "no writable volume at /tmp"}},
 		{"file left out of the kustomization", "kustomization.yaml", "  - merge.yaml\n", "",
 			[]string{"merge.yaml: Job lmbench-merge", "not applied by kubectl apply -k"}},
 		{"unknown field in the kustomization", "kustomization.yaml", "images:\n", "imagez:\n",
