@@ -12,6 +12,10 @@
 // It is its own module, outside the workspace, so that its Kubernetes
 // dependencies never enter lmbench's build list.
 //
+// With the lmbench binary (LMBENCH_BIN in the tests), [Flags] checks that
+// every flag and config key the manifests use exists, and [Configs] has
+// lmbench resolve the run's config file for every shard, offline.
+//
 // To start: [Load] a directory, then [Kustomize] and [Check] its documents;
 // every function returns all the problems it finds, each naming the file,
 // the object and the field.

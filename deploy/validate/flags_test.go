@@ -67,3 +67,50 @@ func TestFlagsExistRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigsRun: lmbench itself accepts the run's config file for every
+// shard (values, the workload's checks, its split), and refuses broken ones.
+func TestConfigsRun(t *testing.T) {
+	lmbench := lmbenchBinary(t)
+	cases := []struct {
+		name     string
+		file     string
+		old, new string
+		want     []string // "" old: the manifests as they are, no error
+	}{
+		{name: "as shipped"},
+		{"a value out of range", "config.yaml", "    rp_rate: 30\n", "    rp_rate: -30\n",
+			[]string{"config.yaml: ConfigMap lmbench-config", "data.lmbench.yaml", "lmbench run --shard 0/3 refuses it", "rp_rate", "-30"}},
+		{"a workload that cannot be sharded", "config.yaml", "    workload: random-prefill\n", "    workload: prefix-suffix-tuner\n",
+			[]string{"config.yaml: ConfigMap lmbench-config", "data.lmbench.yaml", "--shard 0/3 refuses it", "cannot be sharded"}},
+		{"a count that one shard gets none of", "config.yaml", "    workload: random-prefill\n", "    workload: long-doc-qa\n    ldqa_num_inflight_requests: 2\n",
+			[]string{"config.yaml: ConfigMap lmbench-config", "data.lmbench.yaml", "--shard 2/3 refuses it", "inflight"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := manifests
+			if c.old != "" {
+				dir = brokenCopy(t, c.file, c.old, c.new)
+			}
+			docs, errs := Load(dir)
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			errs = Configs(lmbench, docs, t.TempDir())
+			if c.want == nil {
+				if err := errors.Join(errs...); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, err := range errs {
+				if containsAll(err.Error(), c.want) {
+					t.Logf("rejected: %v", err)
+					return
+				}
+			}
+			t.Errorf("no error contains all of %q; got:\n%v", c.want, errors.Join(errs...))
+		})
+	}
+}
