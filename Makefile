@@ -8,6 +8,9 @@ PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 
 PLUGINS := $(wildcard plugins/*)
+# The manifests' validator: its own module, outside go.work, so the
+# Kubernetes libraries stay out of the workspace's build list.
+VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
 .PHONY: help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
@@ -27,8 +30,9 @@ build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>
 		echo "$$p -> bin/$$name"; \
 	done
 
-test: build ## run every module's tests (builds the binaries the end-to-end tests launch)
+test: build ## run every module's tests (builds the binaries the end-to-end tests launch), and the Kubernetes manifests' validation
 	LMBENCH_BIN=$(BIN) $(GO) test -race -count=1 -timeout 20m work
+	cd $(VALIDATE) && LMBENCH_BIN=$(BIN) GOWORK=off $(GO) test -count=1 ./...
 
 test-short: ## unit tests only, no race detector
 	$(GO) test -short -count=1 work
@@ -37,10 +41,11 @@ lint: ## gofmt + go vet on every module, and the import walls (scripts/check-lay
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet work
+	cd $(VALIDATE) && GOWORK=off $(GO) vet ./...
 	scripts/check-layers.sh
 
 standalone: ## each module builds on its own (GOWORK=off), as third parties build plugins
-	@set -e; for m in sdk core cmd/lmbench $(PLUGINS); do \
+	@set -e; for m in sdk core cmd/lmbench $(PLUGINS) $(VALIDATE); do \
 		echo "== $$m"; (cd $$m && GOWORK=off $(GO) build ./...); done
 
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
