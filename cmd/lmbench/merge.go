@@ -51,7 +51,8 @@ const mergeUsage = `Usage: lmbench merge [flags] DIR...
 
 Rebuild one run from the shards of a sharded run (lmbench run --shard I/N).
 Each DIR is a shard's output directory, a shard's journal file, or a
-directory whose subdirectories are shards' output directories. The merge
+directory whose subdirectories are shards' output directories (others,
+such as an earlier merge's output, are passed over). The merge
 checks the shards belong to one run (run id, number of shards, the
 configuration's hash) and that none is missing, moves each shard's
 timestamps onto the barrier's clock by its measured offset, and computes
@@ -182,13 +183,20 @@ func shardJournals(args []string) ([]string, error) {
 		}
 		found := false
 		for _, d := range subs {
-			if j := filepath.Join(a, d.Name(), record.JournalName); d.IsDir() && exists(j) {
-				out = append(out, j)
-				found = true
+			j := filepath.Join(a, d.Name(), record.JournalName)
+			if !d.IsDir() || !exists(j) {
+				continue
 			}
+			// Only shards' journals: a merged run (an earlier merge's
+			// output kept beside the shards) or another run is left out.
+			if run, err := record.ReadRun(j); err != nil || run.Shard == nil {
+				continue
+			}
+			out = append(out, j)
+			found = true
 		}
 		if !found {
-			return nil, fmt.Errorf("%s: no %s in it or in its subdirectories", a, record.JournalName)
+			return nil, fmt.Errorf("%s: no shard's %s in it or in its subdirectories", a, record.JournalName)
 		}
 	}
 	sort.Strings(out)

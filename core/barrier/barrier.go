@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -355,7 +356,7 @@ func post(ctx context.Context, client *http.Client, base, path string, jr JoinRe
 		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	resp, err := do(ctx, client, req, body)
 	if err != nil {
 		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}
@@ -384,6 +385,12 @@ func Measure(ctx context.Context, client *http.Client, base string, n int) (reco
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+TimePath, nil)
 		if err != nil {
 			return record.Clock{}, fmt.Errorf("--barrier %s: %w", base, err)
+		}
+		if i == 0 {
+			// The barrier may not be up yet (its pod still starting).
+			if resp, err := do(ctx, client, req, nil); err == nil {
+				resp.Body.Close()
+			}
 		}
 		t0 := time.Now()
 		resp, err := client.Do(req)
@@ -418,6 +425,32 @@ func errorText(resp *http.Response) string {
 		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, s)
 	}
 	return fmt.Sprintf("HTTP %d", resp.StatusCode)
+}
+
+// DialPatience is how long a shard keeps trying to reach a barrier that
+// refuses connections (not yet listening), a try a second.
+var DialPatience = 2 * time.Minute
+
+// do sends req, trying again while the barrier cannot be dialled, for up
+// to DialPatience: a connection refused is a barrier not up yet, not an
+// answer. body is req's, for a retry.
+func do(ctx context.Context, client *http.Client, req *http.Request, body []byte) (*http.Response, error) {
+	deadline := time.Now().Add(DialPatience)
+	for {
+		resp, err := client.Do(req)
+		var op *net.OpError
+		if err == nil || !errors.As(err, &op) || op.Op != "dial" || time.Now().After(deadline) {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
+		if body != nil {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+	}
 }
 
 // ErrTimeout is the barrier giving up on shards that never joined.

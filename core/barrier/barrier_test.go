@@ -2,6 +2,7 @@ package barrier
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -208,5 +209,33 @@ func TestNotABarrier(t *testing.T) {
 	_, err := join(t, ts.URL, JoinRequest{Index: 0, Count: 2})
 	if err == nil || !strings.Contains(err.Error(), "is not a barrier's clock (HTTP 404)") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A shard started before its barrier keeps dialling until it listens.
+func TestJoinWaitsForTheBarrierToListen(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: dialling is refused
+	done := make(chan error, 1)
+	go func() {
+		_, err := join(t, "http://"+addr, JoinRequest{Index: 0, Count: 1, ConfigHash: "h"})
+		done <- err
+	}()
+	time.Sleep(1500 * time.Millisecond) // at least one refused dial
+	srv := NewServer(1, "late", 0)
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	hs := &http.Server{Handler: srv}
+	go hs.Serve(ln)
+	defer hs.Close()
+	if err := <-done; err != nil {
+		t.Errorf("join after the barrier came up: %v", err)
 	}
 }

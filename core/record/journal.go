@@ -626,3 +626,28 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// ReadRun reads only a journal's header (its first line).
+func ReadRun(path string) (Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Run{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 1<<16).ReadBytes('\n')
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return Run{}, fmt.Errorf("%s: no run header: %v", path, err)
+	}
+	var head struct {
+		Kind    string          `json:"kind"`
+		Version int             `json:"version"`
+		Run     json.RawMessage `json:"run"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil || head.Kind != "run" {
+		return Run{}, fmt.Errorf("%s: no run header: not an lmbench journal", path)
+	}
+	if head.Version != 1 && head.Version != JournalVersion {
+		return Run{}, fmt.Errorf("%s: journal version %d, this lmbench reads versions 1 and %d", path, head.Version, JournalVersion)
+	}
+	return decodeRun(head.Version, head.Run)
+}

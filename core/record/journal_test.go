@@ -152,6 +152,9 @@ func journalRoundTrip(t *testing.T, run Run) {
 	if d := cmp.Diff(run, c.Run); d != "" {
 		t.Errorf("run (-want +got):\n%s", d)
 	}
+	if head, err := ReadRun(path); err != nil || !cmp.Equal(run, head) {
+		t.Errorf("ReadRun = %+v, %v; want the header", head, err)
+	}
 	if d := cmp.Diff(want, c.Records, cmpRecords); d != "" {
 		t.Errorf("records (-want +got):\n%s", d)
 	}
