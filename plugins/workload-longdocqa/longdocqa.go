@@ -178,7 +178,7 @@ func (w *longDocQA) Banner() []workload.Field {
 		fields = append(fields, w.exact.banner(w.o.DocumentLength)...)
 	}
 	if w.shard.Sharded() {
-		fields = append(fields, shardField(w.shard, "documents", w.numDocs),
+		fields = append(fields, workload.ShardField(w.shard, "documents", w.numDocs),
 			workload.Field{Label: "Shard's max inflight", Value: strconv.Itoa(w.limit)})
 	}
 	return fields

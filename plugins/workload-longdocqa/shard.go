@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -37,21 +33,4 @@ func checkDocuments(s workload.Shard, n int) error {
 			n, s.Count, s)
 	}
 	return nil
-}
-
-// shardField is the banner line of a sharded run: the shard and the first
-// of the ordinals it owns out of n.
-func shardField(s workload.Shard, unit string, n int) workload.Field {
-	var first []string
-	for k := s.Index; k < n && len(first) < 4; k += s.Count {
-		first = append(first, strconv.Itoa(k))
-	}
-	list := strings.Join(first, ", ")
-	switch {
-	case len(first) == 0:
-		list = "none"
-	case s.Owned(n) > len(first):
-		list += ", …"
-	}
-	return workload.Field{Label: "Shard", Value: fmt.Sprintf("%s: %s %s (%d of %d)", s, unit, list, s.Owned(n), n)}
 }

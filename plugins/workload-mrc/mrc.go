@@ -324,7 +324,7 @@ func (w *multiRoundChat) Banner() []workload.Field {
 		b = append(b, w.exact.banner(w.o)...)
 	}
 	if w.shard.Sharded() {
-		b = append(b, shardField(w.shard, "sessions", len(w.sessions)))
+		b = append(b, workload.ShardField(w.shard, "sessions", len(w.sessions)))
 	}
 	return b
 }

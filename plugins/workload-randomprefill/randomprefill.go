@@ -129,7 +129,7 @@ func (w *randomPrefill) Banner() []workload.Field {
 		b = append(b, workload.Field{Label: "Arrival", Value: w.schedule.String()})
 	}
 	if w.shard.Sharded() {
-		b = append(b, shardField(w.shard, "requests", w.o.NumRequests))
+		b = append(b, workload.ShardField(w.shard, "requests", w.o.NumRequests))
 	}
 	return b
 }

@@ -143,7 +143,7 @@ func (w *replay) Banner() []workload.Field {
 		{Label: "Shared by the trace", Value: reuse},
 	}
 	if w.shard.Sharded() {
-		b = append(b, shardField(w.shard, "requests", len(w.plan)))
+		b = append(b, workload.ShardField(w.shard, "requests", len(w.plan)))
 	}
 	return b
 }
