@@ -41,7 +41,7 @@ func shardOptions() []config.Option {
 		{Key: keyStartAt, Type: tString, Default: "", Label: "Start at", Group: generalGroup, Advanced: true,
 			Help: "The common start of a sharded run on each host's own clock (keep them synchronised: chrony/NTP): RFC 3339 (2026-12-01T15:00:00Z) or Unix seconds. Each shard waits for it after contacting the engine."},
 		{Key: keyBarrier, Type: tString, Default: "", Label: "Barrier URL", Group: generalGroup, Advanced: true,
-			Help: "URL of an lmbench barrier (lmbench barrier --shards N): each shard measures its clock against the barrier's, joins, and starts when every shard has joined; lmbench merge puts the shards' timestamps on the barrier's clock."},
+			Help: "URL of an lmbench barrier (lmbench barrier --shards N): each shard measures its clock against the barrier's, joins, and starts when every shard has joined; after its warmup it waits there again, so the measured phases (and open-loop schedules) start together; a shard stopping early tells the others. lmbench merge puts the shards' timestamps on the barrier's clock."},
 	}
 }
 
