@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ type shardSpec struct {
 
 // writeShard writes a shard's journal whose timestamps are on its own
 // clock: the reference time minus its offset.
-func writeShard(t *testing.T, dir string, s shardSpec) string {
+func writeShard(t testing.TB, dir string, s shardSpec) string {
 	t.Helper()
 	path := filepath.Join(dir, record.JournalName)
 	sh := &record.Shard{Index: s.index, Count: s.count, RunID: s.runID, ConfigHash: s.hash, RequestedRate: 30,
@@ -266,4 +267,27 @@ func TestMergeStatusOfShards(t *testing.T) {
 	if m.Status != record.Aborted || !strings.Contains(m.Reason, "shard 0/2 aborted: engine unreachable") {
 		t.Errorf("aborted shard: status %s, reason %q", m.Status, m.Reason)
 	}
+}
+
+// BenchmarkMerge merges three shards of 20,000 measured requests each
+// (journal, summary, no exporters): go test -bench Merge -benchmem ./core/host
+func BenchmarkMerge(b *testing.B) {
+	dir := b.TempDir()
+	var paths []string
+	for i := range 3 {
+		recs := make([]record.Record, 20000)
+		for k := range recs {
+			recs[k] = shardRec(fmt.Sprintf("r%d", k*3+i), float64(k*3+i)/1000, 0.01+float64(k%97)/1000)
+		}
+		paths = append(paths, writeShard(b, filepath.Join(dir, fmt.Sprint(i)),
+			shardSpec{index: i, count: 3, runID: "bench", hash: "h", status: record.Completed, recs: recs}))
+	}
+	b.ResetTimer()
+	for n := range b.N {
+		out := filepath.Join(dir, fmt.Sprint("m", n))
+		if _, err := (Merge{Journals: paths, OutputDir: out, Log: zerolog.Nop()}).Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(60000*b.N)/b.Elapsed().Seconds(), "records/s")
 }
