@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/lmbench/lmbench/core/record"
 )
@@ -327,5 +331,73 @@ func TestShardStoppingEarlyStopsTheOthers(t *testing.T) {
 	}
 	if n, _ := e.seen(); n != 0 {
 		t.Errorf("the engine got %d requests", n)
+	}
+}
+
+// Shards that share no volume: each uploads its output directory to
+// S3-compatible storage (here an in-memory S3 server, gofakes3, in this
+// process), and lmbench merge reads their journals back from an s3:// URL
+// and uploads the merged files. The credentials stay in the environment.
+func TestShardsThroughObjectStorage(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	mem := s3mem.New()
+	if err := mem.CreateBucket("bench"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := httptest.NewServer(gofakes3.New(mem).Server())
+	defer s3.Close()
+	const secret = "s3-secret-e2e-5521"
+	env := []string{"AWS_ENDPOINT_URL=" + s3.URL, "AWS_ACCESS_KEY_ID=bench-key", "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_REGION=us-east-1"}
+	e := newArrivalEngine(t, nil)
+	dir := t.TempDir()
+	start := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	res := make([]result, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			res[i] = lmbench(t, env, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "10",
+				"--rp-request-length", "16", "--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q", "--json",
+				"--shard", fmt.Sprintf("%d/2", i), "--start-at", start, "--output-dir", filepath.Join(dir, fmt.Sprint(i)),
+				"--upload-to", fmt.Sprintf("s3://bench/run-1/shard-%d", i))
+		})
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.code != 0 || !strings.Contains(r.stdout, "Uploaded ") {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout+r.stderr, secret) {
+			t.Errorf("shard %d printed the secret", i)
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	m := lmbench(t, env, "merge", "--no-report", "-o", merged, "--upload-to", "s3://bench/run-1/merged", "s3://bench/run-1")
+	if m.code != 0 || !strings.Contains(m.stdout, "Merged 2 shards") {
+		t.Fatalf("merge: exit %d\n%s\n%s", m.code, m.stdout, m.stderr)
+	}
+	if got := len(measuredByID(t, filepath.Join(merged, record.JournalName))); got != 10 {
+		t.Errorf("merged %d measured requests, want 10", got)
+	}
+	obj, err := mem.HeadObject("bench", "run-1/merged/"+record.JournalName)
+	if err != nil || obj == nil {
+		t.Errorf("the merged journal is not in the bucket: %v", err)
+	}
+	// A second merge of the same prefix passes over the merged run.
+	m = lmbench(t, env, "merge", "--no-report", "-o", filepath.Join(dir, "again"), "s3://bench/run-1")
+	if m.code != 0 {
+		t.Errorf("second merge: exit %d\n%s", m.code, m.stderr)
+	}
+	for _, f := range []string{"bench_summary.json", record.JournalName, "bench_results.csv"} {
+		b, err := os.ReadFile(filepath.Join(merged, f))
+		if err != nil || strings.Contains(string(b), secret) || strings.Contains(string(b), "bench-key") {
+			t.Errorf("%s: %v, or it holds a credential", f, err)
+		}
+	}
+	// Bad URLs are refused before anything runs.
+	r := lmbench(t, env, "run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--tokens-per-gb-kvcache", "1000",
+		"--no-interactive", "-q", "--upload-to", "https://bench/x")
+	if r.code == 0 || !strings.Contains(r.stderr, `--upload-to: "https://bench/x": expected s3://bucket/prefix`) {
+		t.Errorf("bad --upload-to: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -113,7 +113,7 @@ func percentiles(v *config.Values) ([]float64, error) {
 // hostRegistry returns a registry holding lmbench's own options.
 func hostRegistry() *config.Registry {
 	r := config.NewRegistry()
-	for _, o := range slices.Concat(hostOptions(), metricsOptions(), limitOptions(), loadOptions(), shardOptions()) {
+	for _, o := range slices.Concat(hostOptions(), metricsOptions(), limitOptions(), loadOptions(), shardOptions(), uploadOptions()) {
 		if _, err := r.Add(o); err != nil {
 			panic(err) // a programming error in hostOptions, caught by every test
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/objstore"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 )
@@ -29,6 +30,7 @@ type mergeFlags struct {
 	exporters      []string
 	exporterPlugin []string
 	noReport       bool
+	uploadTo       string
 	logLevel       string
 	logFormat      string
 	help           bool
@@ -41,6 +43,7 @@ func (f *mergeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.exporters, "exporter", nil, "Exporter plugin by name (repeatable); csv and parquet if none is given.")
 	fs.StringArrayVar(&f.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
 	fs.BoolVar(&f.noReport, "no-report", false, "Do not write report.html.")
+	fs.StringVar(&f.uploadTo, "upload-to", "", "Also put the merged files in S3-compatible object storage: s3://bucket/prefix (endpoint and credentials as for lmbench run --upload-to).")
 	fs.StringVar(&f.logLevel, "log-level", "info", "Log level: trace, debug, info, warn, error.")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "Log format: auto (console on a terminal, JSON otherwise), console or json.")
 	fs.BoolVarP(&f.help, "help", "h", false, "Show help.")
@@ -50,9 +53,12 @@ func (f *mergeFlags) register(fs *pflag.FlagSet) {
 const mergeUsage = `Usage: lmbench merge [flags] DIR...
 
 Rebuild one run from the shards of a sharded run (lmbench run --shard I/N).
-Each DIR is a shard's output directory, a shard's journal file, or a
+Each DIR is a shard's output directory, a shard's journal file, a
 directory whose subdirectories are shards' output directories (others,
-such as an earlier merge's output, are passed over). The merge
+such as an earlier merge's output, are passed over), or an s3:// URL
+under which the shards uploaded their directories (lmbench run
+--upload-to; the journals are fetched, AWS_ENDPOINT_URL and the AWS_*
+credentials as for the run). The merge
 checks the shards belong to one run (run id, number of shards, the
 configuration's hash) and that none is missing, moves each shard's
 timestamps onto the barrier's clock by its measured offset, and computes
@@ -103,9 +109,27 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if g.wait < 0 {
 		return usageError{fmt.Errorf("--wait %s: expected a duration of 0 or more", g.wait)}
 	}
+	var upload *uploadPlan
+	if g.uploadTo != "" {
+		loc, err := objstore.Parse(g.uploadTo)
+		if err != nil {
+			return usageError{fmt.Errorf("--upload-to: %w", err)}
+		}
+		st, err := objstore.Open()
+		if err != nil {
+			return fmt.Errorf("--upload-to: %w", err)
+		}
+		upload = &uploadPlan{loc: loc, store: st}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	journals, err := waitForShards(ctx, fs.Args(), g.wait, stderr)
+	tmp, err := os.MkdirTemp("", "lmbench-merge-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	remote := &s3Args{dir: tmp, got: map[string]bool{}, log: log}
+	journals, err := waitForShards(ctx, fs.Args(), remote.resolve, g.wait, stderr)
 	if err != nil {
 		return err
 	}
@@ -139,6 +163,9 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		if err := runReport(g.outputDir, stdout); err != nil {
 			return err
 		}
+	}
+	if err := upload.upload(ctx, g.outputDir, stdout); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "Merged %d shards of run %s: %d records, status %s\n", countFound(out.Parts), out.Run.ID, out.Records, out.Status)
 	if out.Err != nil {
@@ -209,12 +236,17 @@ func exists(path string) bool {
 }
 
 // waitForShards returns the journals once every shard's is complete (has
-// its summary) or, when wait is 0 or has passed, as they are.
-func waitForShards(ctx context.Context, args []string, wait time.Duration, stderr io.Writer) ([]string, error) {
+// its summary) or, when wait is 0 or has passed, as they are; fetch makes
+// the arguments local (object storage's, downloaded).
+func waitForShards(ctx context.Context, args []string, fetch func(context.Context, []string) ([]string, error), wait time.Duration, stderr io.Writer) ([]string, error) {
 	deadline := time.Now().Add(wait)
 	var last string
 	for {
-		journals, err := shardJournals(args)
+		local, err := fetch(ctx, args) // s3:// arguments: the journals uploaded so far
+		if err != nil {
+			return nil, err
+		}
+		journals, err := shardJournals(local)
 		done, why := false, ""
 		if err == nil {
 			done, why = shardsComplete(journals)

@@ -63,6 +63,8 @@ type resolved struct {
 	// shard is the sharded run's settings (nil: not sharded), once
 	// checkShard has read them.
 	shard *shardPlan
+	// upload is --upload-to, once checkUpload has read it (nil: none).
+	upload *uploadPlan
 }
 
 // resolve parses args in two passes. The first learns, from the flags,

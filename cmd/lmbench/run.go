@@ -89,6 +89,9 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 			r.shard.leave(why, s.log)
 		}()
 	}
+	if r.upload, err = checkUpload(r.vals); err != nil {
+		return exitFailed, err
+	}
 	if r.shard != nil && builtin(r.vals) {
 		s.log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
 	}
@@ -229,6 +232,13 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	if r.cli.report {
 		if err := runReport(v.String(keyOutputDir), s.stdout); err != nil {
 			return exitFailed, err
+		}
+	}
+	// However the run ended: what it measured is in the files.
+	if err := r.upload.upload(context.WithoutCancel(ctx), v.String(keyOutputDir), s.stdout); err != nil {
+		fmt.Fprintf(s.stderr, "lmbench: %v\n", err)
+		if !res.Interrupted && res.Status != record.Aborted {
+			return exitFailed, nil
 		}
 	}
 	switch {
