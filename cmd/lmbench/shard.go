@@ -135,6 +135,7 @@ func (p *shardPlan) start(ctx context.Context, cfgJSON json.RawMessage, seed int
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("shard %s: interrupted while waiting for the barrier's start", p.shard)
 			}
+			p.left = true // refused, or unreachable: nothing to tell it
 			return nil, err
 		}
 		sh.RunID, sh.StartAt, sh.Clock, local = j.RunID, j.Start, j.Clock, j.LocalStart()
@@ -215,7 +216,7 @@ func (p *shardPlan) leave(reason string, log zerolog.Logger) {
 	}
 	p.left = true
 	hostname, _ := os.Hostname()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := barrier.Leave(ctx, &http.Client{}, p.barrier, barrier.JoinRequest{
 		Index: p.shard.Index, Count: p.shard.Count, Host: hostname, RunID: p.runID, ConfigHash: p.hash, Reason: reason}); err != nil {

@@ -108,6 +108,7 @@ type Server struct {
 	hashBy  int
 	failed  string        // why the run cannot go on (a shard left)
 	fail    chan struct{} // closed then
+	told    map[int]bool  // shards that know it: the one that left, those answered the failure
 	allDone chan struct{} // closed once every shard had its measured phase's answer, or on failure
 }
 
@@ -116,11 +117,13 @@ func NewServer(count int, runID string, lead time.Duration) *Server {
 	return &Server{Count: count, RunID: runID, Lead: lead,
 		gates:   map[string]*gate{PhaseStart: newGate(), PhaseMeasure: newGate()},
 		fail:    make(chan struct{}),
+		told:    map[int]bool{},
 		allDone: make(chan struct{})}
 }
 
 // Done is closed once every shard has been answered its measured phase's
-// start, or a shard left.
+// start, or, when a shard left, once every shard knows (the others are
+// told as they join, or at once when they wait).
 func (s *Server) Done() <-chan struct{} { return s.allDone }
 
 // Err is why the run cannot go on ("" while it can).
@@ -181,6 +184,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, jr JoinRequest) {
 	g, n, msg := s.admit(jr)
 	if msg != "" {
 		writeJSON(w, http.StatusConflict, errorResponse{msg})
+		s.toldFailure(jr)
 		return
 	}
 	if s.OnJoin != nil {
@@ -190,6 +194,7 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, jr JoinRequest) {
 	case <-g.ready:
 	case <-s.fail:
 		writeJSON(w, http.StatusConflict, errorResponse{s.Err()})
+		s.toldFailure(jr)
 		return
 	case <-r.Context().Done():
 		s.forget(g, jr.Index) // the shard gave up (or died): it may join again
@@ -203,6 +208,25 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, jr JoinRequest) {
 	defer s.mu.Unlock()
 	g.served[jr.Index] = true
 	if jr.Phase == PhaseMeasure && len(g.served) == s.Count {
+		s.closeDone()
+	}
+}
+
+// toldFailure counts a shard answered the run's failure (nothing while
+// the run can go on).
+func (s *Server) toldFailure(jr JoinRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != "" && jr.Count == s.Count && jr.Index >= 0 && jr.Index < s.Count {
+		s.told[jr.Index] = true
+		s.doneIfAllTold()
+	}
+}
+
+// doneIfAllTold closes Done once every shard knows of the failure; s.mu
+// is held.
+func (s *Server) doneIfAllTold() {
+	if len(s.told) == s.Count {
 		s.closeDone()
 	}
 }
@@ -291,7 +315,10 @@ func (s *Server) leave(jr JoinRequest) {
 		}
 		s.failed = fmt.Sprintf("shard %d/%d left before the measured phase: %s", jr.Index, jr.Count, why)
 		close(s.fail)
-		s.closeDone()
+	}
+	if s.failed != "" {
+		s.told[jr.Index] = true
+		s.doneIfAllTold()
 	}
 	s.mu.Unlock()
 	if s.OnLeave != nil {
@@ -356,7 +383,12 @@ func post(ctx context.Context, client *http.Client, base, path string, jr JoinRe
 		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := do(ctx, client, req, body)
+	var resp *http.Response
+	if path == LeavePath {
+		resp, err = client.Do(req) // a barrier gone is no one to tell
+	} else {
+		resp, err = do(ctx, client, req, body)
+	}
 	if err != nil {
 		return Joined{}, fmt.Errorf("--barrier %s: %w", base, err)
 	}

@@ -113,6 +113,12 @@ func TestLeaveStopsTheOthers(t *testing.T) {
 	if err := <-waiting; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("waiting shard: %v, want %q", err, want)
 	}
+	// The barrier stays until shard 1 knows too.
+	select {
+	case <-srv.Done():
+		t.Fatal("Done before every shard was told")
+	default:
+	}
 	_, err := JoinMeasure(context.Background(), http.DefaultClient, ts.URL, JoinRequest{Index: 1, Count: 3, ConfigHash: "h"}, Joined{}.Clock)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("later shard: %v, want %q", err, want)
@@ -122,8 +128,8 @@ func TestLeaveStopsTheOthers(t *testing.T) {
 	}
 	select {
 	case <-srv.Done():
-	default:
-		t.Error("Done not closed after a shard left")
+	case <-time.After(10 * time.Second):
+		t.Error("Done not closed once every shard knew")
 	}
 }
 
