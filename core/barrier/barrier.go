@@ -197,7 +197,10 @@ func (s *Server) join(w http.ResponseWriter, r *http.Request, jr JoinRequest) {
 		s.toldFailure(jr)
 		return
 	case <-r.Context().Done():
-		s.forget(g, jr.Index) // the shard gave up (or died): it may join again
+		// The shard died or was stopped while it waited (one stopped by
+		// lmbench says so itself): the others will not see it arrive.
+		jr.Reason = "its connection to the barrier closed while it waited at the " + jr.Phase + " gate (the shard died or was stopped)"
+		s.leave(jr)
 		return
 	}
 	s.mu.Lock()
@@ -292,17 +295,6 @@ func (s *Server) refusal(g *gate, jr JoinRequest) string {
 	return ""
 }
 
-// forget drops a shard that went away before its gate opened.
-func (s *Server) forget(g *gate, index int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if g.start.IsZero() {
-		delete(g.joined, index)
-		if g == s.gates[PhaseStart] && len(g.joined) == 0 {
-			s.hash = ""
-		}
-	}
-}
 
 // leave records a shard that stopped before its measured phase: the
 // shards waiting (or yet to wait) at a gate are told at once.

@@ -176,8 +176,10 @@ func TestJoinRefusals(t *testing.T) {
 	}
 }
 
-// A shard that gives up before the others join frees its index.
-func TestLeaveBeforeStart(t *testing.T) {
+// A shard whose connection closes while it waits (it died, or was
+// killed) counts as having left: the others are told instead of waiting
+// for it until the timeout.
+func TestDisconnectWhileWaitingIsALeave(t *testing.T) {
 	t.Parallel()
 	srv := NewServer(2, "run-3", 0)
 	ts := httptest.NewServer(srv)
@@ -193,19 +195,19 @@ func TestLeaveBeforeStart(t *testing.T) {
 	}
 	cancel()
 	<-done
-	for srv.Joined() != 0 {
+	for srv.Err() == "" {
 		time.Sleep(5 * time.Millisecond) // the server notices the closed request
 	}
-	// Index 0 may join again, with another configuration even.
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Go(func() {
-			if _, err := join(t, ts.URL, JoinRequest{Index: i, Count: 2, ConfigHash: "h2"}); err != nil {
-				t.Errorf("shard %d: %v", i, err)
-			}
-		})
+	_, err := join(t, ts.URL, JoinRequest{Index: 1, Count: 2, ConfigHash: "h"})
+	const want = "shard 0/2 left before the measured phase: its connection to the barrier closed while it waited at the start gate"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("shard 1: %v, want %q", err, want)
 	}
-	wg.Wait()
+	select {
+	case <-srv.Done():
+	case <-time.After(10 * time.Second):
+		t.Error("Done not closed once both shards knew")
+	}
 }
 
 func TestNotABarrier(t *testing.T) {
