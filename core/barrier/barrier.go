@@ -295,7 +295,6 @@ func (s *Server) refusal(g *gate, jr JoinRequest) string {
 	return ""
 }
 
-
 // leave records a shard that stopped before its measured phase: the
 // shards waiting (or yet to wait) at a gate are told at once.
 func (s *Server) leave(jr JoinRequest) {
