@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -23,6 +24,13 @@ import (
 // startBarrier runs lmbench barrier for n shards on a free port and
 // returns its URL.
 func startBarrier(t *testing.T, n int) string {
+	url, _ := startBarrierLog(t, n)
+	return url
+}
+
+// startBarrierLog is startBarrier, with the rest of what the barrier
+// prints (a line at each join).
+func startBarrierLog(t *testing.T, n int) (string, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "lmbench"), "barrier", "--shards", fmt.Sprint(n), "--listen", "127.0.0.1:0", "--lead", "500ms", "--timeout", "5m")
 	stdout, err := cmd.StdoutPipe()
@@ -33,7 +41,8 @@ func startBarrier(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	br := bufio.NewReader(stdout)
+	line, err := br.ReadString('\n')
 	if err != nil {
 		t.Fatalf("lmbench barrier: %v", err)
 	}
@@ -42,7 +51,9 @@ func startBarrier(t *testing.T, n int) string {
 	if i < 0 {
 		t.Fatalf("lmbench barrier printed %q", line)
 	}
-	return strings.TrimSpace(line[i:])
+	rest := &lockedBuffer{}
+	go io.Copy(rest, br)
+	return strings.TrimSpace(line[i:]), rest
 }
 
 // runShards runs n shards of the same run at once (each its own process
@@ -399,5 +410,33 @@ func TestShardsThroughObjectStorage(t *testing.T) {
 		"--no-interactive", "-q", "--upload-to", "https://bench/x")
 	if r.code == 0 || !strings.Contains(r.stderr, `--upload-to: "https://bench/x": expected s3://bucket/prefix`) {
 		t.Errorf("bad --upload-to: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A shard killed (SIGKILL: it can post nothing) while it waits at the
+// barrier is noticed by its closed connection: the shard that arrives
+// next is told, naming it, instead of waiting out the barrier's timeout.
+func TestShardKilledAtTheBarrier(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	e := newArrivalEngine(t, nil)
+	url, blog := startBarrierLog(t, 2)
+	args := func(i int) []string {
+		return []string{"run", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "10", "--rp-request-length", "16",
+			"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "--no-interactive", "-q", "--barrier", url,
+			"--shard", fmt.Sprintf("%d/2", i), "--output-dir", filepath.Join(t.TempDir(), fmt.Sprint(i))}
+	}
+	victim, _, _ := startLmbench(t, nil, args(0)...)
+	waitFor(t, "shard 0 at the barrier", func() bool { return strings.Contains(blog.String(), "shard 0/2 at the start gate") })
+	victim.Process.Kill()
+	victim.Wait()
+	waitFor(t, "the barrier to notice", func() bool { return strings.Contains(blog.String(), "shard 0/2 stopped before its measured phase") })
+	r := lmbench(t, nil, args(1)...)
+	const want = "shard 0/2 left before the measured phase: its connection to the barrier closed while it waited at the start gate"
+	if r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("shard 1: exit %d\n%s", r.code, r.stderr)
+	}
+	if n, _ := e.seen(); n != 0 {
+		t.Errorf("the engine got %d requests", n)
 	}
 }
