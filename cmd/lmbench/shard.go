@@ -161,13 +161,9 @@ func (p *shardPlan) start(ctx context.Context, cfgJSON json.RawMessage, seed int
 		}
 	} else if wait < -time.Second {
 		log.Warn().Msgf("shard %s started %s after the common start (%s): its requests go out late, and the merge says so",
-			p.shard, (-wait).Round(time.Millisecond), p.startAtText(sh))
+			p.shard, (-wait).Round(time.Millisecond), sh.StartAt.UTC().Format(time.RFC3339Nano))
 	}
 	return sh, nil
-}
-
-func (p *shardPlan) startAtText(sh *record.Shard) string {
-	return sh.StartAt.UTC().Format(time.RFC3339Nano)
 }
 
 // measureGate holds the measured phase until every shard reached it (a

@@ -189,7 +189,7 @@ func (m Merge) Run(ctx context.Context) (*Merged, error) {
 		if j.killed {
 			status, reason = record.Interrupted, "its journal has no summary: the shard was killed"
 		}
-		p, s, _ := runCounts(j.summary.JSON)
+		p, s := runCounts(j.summary.JSON)
 		if p == 0 {
 			plannedKnown = false
 		}
@@ -302,7 +302,7 @@ func doneAt(r *record.Record) time.Time {
 
 // earliestMeasured is the earliest schedule or submit time of the
 // measured records, for a journal that does not say when its measured
-// phase began.
+// phase began (a killed run's, and journals before lmbench 0.3).
 func earliestMeasured(recs []record.Record) time.Time {
 	var start time.Time
 	for i := range recs {
@@ -344,22 +344,22 @@ func mergedStatus(parts []report.ShardPart) (record.Status, string) {
 	return status, strings.Join(reasons, "; ")
 }
 
-// runCounts reads planned, sent and finished from a summary's run block.
-func runCounts(summaryJSON json.RawMessage) (planned, sent, finished int) {
+// runCounts reads the planned and sent requests from a summary's run
+// block (0 when it has none).
+func runCounts(summaryJSON json.RawMessage) (planned, sent int) {
 	var doc struct {
 		Run struct {
-			Planned  *int `json:"planned_requests"`
-			Sent     int  `json:"sent_requests"`
-			Finished int  `json:"finished_requests"`
+			Planned *int `json:"planned_requests"`
+			Sent    int  `json:"sent_requests"`
 		} `json:"run"`
 	}
 	if json.Unmarshal(summaryJSON, &doc) != nil {
-		return 0, 0, 0
+		return 0, 0
 	}
 	if doc.Run.Planned != nil {
 		planned = *doc.Run.Planned
 	}
-	return planned, doc.Run.Sent, doc.Run.Finished
+	return planned, doc.Run.Sent
 }
 
 // mergedReportConfig is the summary's configuration block: the first

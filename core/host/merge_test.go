@@ -246,21 +246,20 @@ func TestMergeChecksTheParts(t *testing.T) {
 // interrupted, its reason naming the shard; its records still count.
 func TestMergeStatusOfShards(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	mk := func(idx int, st record.Status) string {
+	mk := func(dir string, idx int, st record.Status) string {
 		return writeShard(t, filepath.Join(dir, string(rune('a'+idx))), shardSpec{index: idx, count: 2, runID: "r", hash: "h", status: st,
 			recs: []record.Record{shardRec("q"+string(rune('0'+idx)), 0, 0.01)}})
 	}
-	m, err := Merge{Journals: []string{mk(0, record.Completed), mk(1, "")}, OutputDir: filepath.Join(dir, "m1"), Log: zerolog.Nop()}.Run(context.Background())
+	dir := t.TempDir()
+	m, err := Merge{Journals: []string{mk(dir, 0, record.Completed), mk(dir, 1, "")}, OutputDir: filepath.Join(dir, "m1"), Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Status != record.Interrupted || !strings.Contains(m.Reason, "shard 1/2 interrupted: its journal has no summary") || m.Records != 2 {
 		t.Errorf("killed shard: status %s, reason %q, %d records", m.Status, m.Reason, m.Records)
 	}
-	dir2 := t.TempDir()
-	dir = dir2
-	m, err = Merge{Journals: []string{mk(0, record.Aborted), mk(1, record.Completed)}, OutputDir: filepath.Join(dir, "m2"), Log: zerolog.Nop()}.Run(context.Background())
+	dir = t.TempDir()
+	m, err = Merge{Journals: []string{mk(dir, 0, record.Aborted), mk(dir, 1, record.Completed)}, OutputDir: filepath.Join(dir, "m2"), Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

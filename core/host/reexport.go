@@ -83,19 +83,7 @@ func (r Reexport) Run(ctx context.Context) (*Reexported, error) {
 // clock starts at the earliest submit (or schedule) time found, since the
 // phase's start is not in the journal.
 func summarize(run record.Run, recs []record.Record) record.Summary {
-	var start time.Time
-	for i := range recs {
-		r := &recs[i]
-		if r.Phase != record.Measure {
-			continue
-		}
-		for _, t := range []time.Time{r.Scheduled, r.Submit} {
-			if !t.IsZero() && (start.IsZero() || t.Before(start)) {
-				start = t
-			}
-		}
-	}
-	f := newFinals(start, len(recs))
+	f := newFinals(earliestMeasured(recs), len(recs))
 	for i := range recs {
 		f.add(&recs[i])
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
-	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/workload"
 )
 
 // A sharded run (lmbench run --shard I/N) splits both phases by request
@@ -29,35 +27,12 @@ func (o Options) PrecheckShard(s protocol.Shard) error {
 
 // inflightShare is the shard's part of --ktp-num-inflight-requests.
 func inflightShare(o Options, s protocol.Shard) (int, error) {
-	n := s.Share(o.NumInflightRequests)
-	if s.Sharded() && o.NumInflightRequests < s.Count { // every shard refuses, not only those left without
-		return 0, option.Errorf("num-inflight-requests",
-			"num_inflight_requests %d cannot be divided among %d shards (--shard %s): each shard needs at least one in flight; give at least %d",
-			o.NumInflightRequests, s.Count, s, s.Count)
-	}
-	return n, nil
+	return workload.Divide(s, "num-inflight-requests", o.NumInflightRequests, "in flight")
 }
 
 // shardBanner is the banner's Shard line: "1/3: measured requests 1, 4,
-// 7, … (67 of 200), warm-up requests 1, 4 (2 of 5), 3 of 8 in flight".
+// 7, 10, … (67 of 200), warm-up requests 1, 4 (2 of 5), 3 of 8 in flight".
 func shardBanner(s protocol.Shard, measured, sweep, inflight, runInflight int) string {
 	return fmt.Sprintf("%s: measured requests %s, warm-up requests %s, %d of %d in flight",
-		s, ownedList(s, measured), ownedList(s, sweep), inflight, runInflight)
-}
-
-// ownedList is the first few of the n ordinals s owns and how many:
-// "1, 4, 7, … (67 of 200)".
-func ownedList(s protocol.Shard, n int) string {
-	var owned []string
-	for k := s.Index; k < n && len(owned) < 3; k += s.Count {
-		owned = append(owned, strconv.Itoa(k))
-	}
-	list := strings.Join(owned, ", ")
-	if s.Owned(n) > len(owned) {
-		list += ", …"
-	}
-	if len(owned) == 0 {
-		list = "none"
-	}
-	return fmt.Sprintf("%s (%d of %d)", list, s.Owned(n), n)
+		s, workload.OwnedList(s, measured), workload.OwnedList(s, sweep), inflight, runInflight)
 }

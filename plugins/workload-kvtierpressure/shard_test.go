@@ -75,7 +75,7 @@ func TestShardPart(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("banner has no Shard line: %v", tr.Banner)
 	}
-	if want := "1/3: measured requests 1, 4, 7, … (4 of 12), warm-up requests 1, 4 (2 of 5), 2 of 5 in flight"; tr.Banner[i].Value != want {
+	if want := "1/3: measured requests 1, 4, 7, 10 (4 of 12), warm-up requests 1, 4 (2 of 5), 2 of 5 in flight"; tr.Banner[i].Value != want {
 		t.Errorf("Shard line %q, want %q", tr.Banner[i].Value, want)
 	}
 }
@@ -95,7 +95,7 @@ func TestShardInflightTooFew(t *testing.T) {
 			t.Fatalf("host capabilities %v: error %v, want a configuration error", caps, err)
 		}
 		want := []protocol.FieldError{{Option: "num-inflight-requests",
-			Message: "num_inflight_requests 3 cannot be divided among 4 shards (--shard 3/4): each shard needs at least one in flight; give at least 4"}}
+			Message: "3 in flight cannot be divided among 4 shards (--shard 3/4): it is the whole run's limit, each shard needs at least 1; raise it to 4 or use fewer shards"}}
 		if d := cmp.Diff(want, ce.Fields()); d != "" {
 			t.Errorf("host capabilities %v: errors (-want +got):\n%s", caps, d)
 		}

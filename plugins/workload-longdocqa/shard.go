@@ -17,12 +17,8 @@ import (
 func (o Options) PrecheckShard(s workload.Shard) error { return o.checkShard(s) }
 
 func (o Options) checkShard(s workload.Shard) error {
-	if s.Sharded() && o.NumInflightRequests < s.Count { // every shard refuses, not only those left without
-		return option.Errorf("num-inflight-requests",
-			"%d in flight cannot be divided among %d shards (--shard %s): it is the whole run's limit, each shard needs at least 1; raise it to %d or use fewer shards",
-			o.NumInflightRequests, s.Count, s, s.Count)
-	}
-	return nil
+	_, err := workload.Divide(s, "num-inflight-requests", o.NumInflightRequests, "in flight")
+	return err
 }
 
 // checkDocuments refuses a shard that owns no document of the n derived.

@@ -119,7 +119,7 @@ func TestShardInflightTooFew(t *testing.T) {
 			t.Fatalf("host capabilities %v: error %v, want a configuration error", caps, err)
 		}
 		want := []protocol.FieldError{{Option: "num-inflight-requests",
-			Message: "num_inflight_requests 2 cannot be divided among 3 shards (--shard 2/3): each shard needs at least one in flight; give at least 3"}}
+			Message: "2 in flight cannot be divided among 3 shards (--shard 2/3): it is the whole run's limit, each shard needs at least 1; raise it to 3 or use fewer shards"}}
 		if d := cmp.Diff(want, ce.Fields()); d != "" {
 			t.Errorf("host capabilities %v: errors (-want +got):\n%s", caps, d)
 		}
