@@ -13,6 +13,7 @@ import (
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/lmcache"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -73,8 +74,8 @@ type Prepared struct {
 	Configured  protocol.Configured
 	// ModelDetected and TokensResolved say which of them Prepare found out.
 	ModelDetected, TokensResolved bool
-	// Tokenizer is what prompt lengths are counted in: TokenizerEngine,
-	// TokenizerWords or a file's (fileTokenizerName).
+	// Tokenizer is what prompt lengths are counted in: tokenize.Engine,
+	// tokenize.Words or a file's.
 	Tokenizer string
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.
@@ -105,7 +106,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		tokOrigin = "--tokenizer"
 	}
 	if s.Tokenizer != "" {
-		if err := CheckTokenizer(s.Tokenizer, tokOrigin); err != nil {
+		if err := tokenize.Check(s.Tokenizer, tokOrigin); err != nil {
 			return nil, UsageError{err}
 		}
 	}
