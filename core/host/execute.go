@@ -20,6 +20,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
+	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
@@ -80,11 +81,11 @@ type Plan struct {
 	// Metrics scrapes the engine's /metrics through the run; nil: off.
 	Metrics *MetricsPlan
 	// Reset resets the engine's prefix cache and checks it; nil: never.
-	Reset *ResetPlan
+	Reset *kvcache.ResetPlan
 	// BlockSize is the engine's KV-cache block in tokens, the cache
-	// ledger's tolerance per request (0: DefaultBlockSize).
+	// ledger's tolerance per request (0: kvcache.DefaultBlockSize).
 	BlockSize int
-	// BlockSizeFrom says where BlockSize came from (BlockFromFlag, …),
+	// BlockSizeFrom says where BlockSize came from (kvcache.BlockFromFlag, …),
 	// for the ledger.
 	BlockSizeFrom string
 	// Hurry, once closed, cancels the requests in flight, as a drain

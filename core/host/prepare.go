@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/core/tokenize"
@@ -177,7 +177,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	}
 	p.TokensPerGB = s.TokensPerGB
 	if s.HasTokensPerGB && HasStatusSource(s.LMCacheURL, engineURL) {
-		p.StatusBlockSize = statusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
+		p.StatusBlockSize = kvcache.StatusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
 	}
 	if !s.HasTokensPerGB {
 		// Never a default LMCache URL (the original's quirk Q3): the caller
@@ -249,11 +249,4 @@ func PortOnly(u string) string {
 }
 
 // RedactURL drops credentials from a URL before it is printed or exported.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
-}
+func RedactURL(s string) string { return engine.RedactURL(s) }
