@@ -14,7 +14,7 @@ import (
 // tokenizerFile is a tiny byte-level BPE tokenizer.json whose pre-tokenizer
 // pattern needs look-ahead, beside a tokenizer_config.json with a ChatML
 // chat template (core/tokenize/testdata/gen_tokenizer.py).
-var tokenizerFile = filepath.Join("..", "..", "core", "host", "testdata", "tokenizer.json")
+var tokenizerFile = filepath.Join("..", "..", "core", "tokenize", "testdata", "tokenizer.json")
 
 // TestLongDocQATokenizerFile: against an engine without /tokenize,
 // --tokenizer PATH sizes long-doc-qa in the file's tokens: every document
