@@ -29,7 +29,7 @@ const (
 // ResetModes are --reset-cache's values.
 var ResetModes = []string{ResetNever, ResetBeforeWarmup, ResetBeforeMeasure}
 
-// ResetPlan is a --reset-cache (Plan.Reset; nil: never).
+// ResetPlan is a --reset-cache (Config.Reset; nil: never).
 type ResetPlan struct {
 	When string // ResetBeforeWarmup or ResetBeforeMeasure
 	// URL is POSTed to (ResetURLFor of the engine URL).
