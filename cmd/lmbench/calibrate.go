@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/overhead"
 )
 
 const calibrateUsage = "Usage: lmbench calibrate --journal PATH [--repeat N]"
@@ -47,7 +47,7 @@ func (f *calibrateFlags) register(fs *pflag.FlagSet) {
 	fs.SortFlags = false
 }
 
-// cmdCalibrate is `lmbench calibrate` (core's host.Calibrate).
+// cmdCalibrate is `lmbench calibrate` (core/overhead's Calibrate).
 func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	var f calibrateFlags
 	fs := pflag.NewFlagSet("lmbench calibrate", pflag.ContinueOnError)
@@ -80,7 +80,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := host.Calibrate{Journal: f.journal, Repeat: f.repeat, Log: log}.Run(ctx)
+	c, err := overhead.Calibrate{Journal: f.journal, Repeat: f.repeat, Log: log}.Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) error {
 }
 
 // printCalibration writes the result block, in the summary's layout.
-func printCalibration(w io.Writer, journal string, c *host.Calibration) {
+func printCalibration(w io.Writer, journal string, c *overhead.Calibration) {
 	const width = 56
 	line := func(label, value string) {
 		label += ":"

@@ -12,6 +12,7 @@ import (
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/core/stats"
+	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -90,7 +91,7 @@ func hostOptions() []config.Option {
 		{Key: keyLogFormat, Type: tEnum, Enum: []string{"auto", "console", "json"}, Default: "auto",
 			Label: "Log format", Group: generalGroup, Advanced: true,
 			Help: "Log format: console (human-readable), json, or auto (console when stderr is a terminal, else json)."},
-		{Key: keyTokenizer, Type: tString, Default: host.TokenizerAuto, Label: "Tokenizer", Group: generalGroup, Advanced: true,
+		{Key: keyTokenizer, Type: tString, Default: tokenize.Auto, Label: "Tokenizer", Group: generalGroup, Advanced: true,
 			Help: "What prompt lengths are counted in: auto (the engine's /tokenize if it answers, else words), engine (its /tokenize, or fail), words (whitespace words, as the original tool: lengths are not the model's tokens), or the path of a Hugging Face tokenizer.json (or its directory), with the chat template of the tokenizer_config.json beside it."},
 		{Key: keyDrain, Type: tDuration, Default: 30 * time.Second, Label: "Drain timeout", Group: generalGroup, Advanced: true,
 			Help: "After Ctrl-C or a plugin failure, how long to wait for in-flight requests before cancelling them."},

@@ -6,6 +6,7 @@ import (
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/kvcache"
 )
 
 // Config keys of the engine-metrics options.
@@ -27,26 +28,26 @@ func metricsOptions() []config.Option {
 			Help: "Time between scrapes of the engine's /metrics inside a phase (0 = only at the phase boundaries)."},
 		{Key: keyNoMetrics, Type: tBool, Default: false, Label: "Skip engine metrics", Group: generalGroup, Advanced: true,
 			Help: "Do not read the engine's /metrics (no bench_metrics.jsonl, no engine_metrics in the summary)."},
-		{Key: keyResetCache, Type: tEnum, Enum: host.ResetModes, Default: host.ResetNever, Label: "Reset the prefix cache",
+		{Key: keyResetCache, Type: tEnum, Enum: kvcache.ResetModes, Default: kvcache.ResetNever, Label: "Reset the prefix cache",
 			Group: generalGroup, Advanced: true,
 			Help: "POST the engine's /reset_prefix_cache before the warmup or the measured phase, then check with a probe prompt that it cleared (vLLM serves it only with VLLM_SERVER_DEV_MODE=1). A reset that fails or does not clear is reported, not fatal."},
-		{Key: keyBlockSize, Type: tInt, Default: int64(host.DefaultBlockSize), Label: "Engine KV block size",
+		{Key: keyBlockSize, Type: tInt, Default: int64(kvcache.DefaultBlockSize), Label: "Engine KV block size",
 			Group: generalGroup, Advanced: true,
 			Help: "The engine's KV-cache block in tokens (vLLM's --block-size). Unset: the block_size LMCache's /status reports (--lmcache-url, or the built-in engine's), else with --engine-url builtin the built-in engine's own, else 16. The cache ledger accepts one block per request between the requests' cached tokens and the engine's hit counters, and aligns expected reuse to it."},
 	}
 }
 
 // resetPlan is the run's --reset-cache, nil for never.
-func resetPlan(v *config.Values, engineURL string) (*host.ResetPlan, error) {
+func resetPlan(v *config.Values, engineURL string) (*kvcache.ResetPlan, error) {
 	when := v.String(keyResetCache)
-	if when == "" || when == host.ResetNever {
+	if when == "" || when == kvcache.ResetNever {
 		return nil, nil
 	}
-	u, err := host.ResetURLFor(engineURL)
+	u, err := kvcache.ResetURLFor(engineURL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v.Origin(keyResetCache), err)
 	}
-	return &host.ResetPlan{When: when, URL: u}, nil
+	return &kvcache.ResetPlan{When: when, URL: u}, nil
 }
 
 // checkMetrics checks the engine-metrics options, before any traffic.
@@ -90,11 +91,11 @@ func metricsPlan(v *config.Values, engineURL string) (*host.MetricsPlan, error) 
 func blockSize(v *config.Values, simBlock, statusBlock int) (int, string) {
 	switch {
 	case v.UserSet(keyBlockSize):
-		return int(v.Int(keyBlockSize)), host.BlockFromFlag
+		return int(v.Int(keyBlockSize)), kvcache.BlockFromFlag
 	case statusBlock > 0:
-		return statusBlock, host.BlockFromStatus
+		return statusBlock, kvcache.BlockFromStatus
 	case host.PortOnly(v.String(keyEngineURL)) == host.BuiltinEngine:
-		return simBlock, host.BlockFromBuiltin
+		return simBlock, kvcache.BlockFromBuiltin
 	}
-	return int(v.Int(keyBlockSize)), host.BlockFromDefault
+	return int(v.Int(keyBlockSize)), kvcache.BlockFromDefault
 }

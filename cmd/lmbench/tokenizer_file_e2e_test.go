@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // tokenizerFile is a tiny byte-level BPE tokenizer.json whose pre-tokenizer
 // pattern needs look-ahead, beside a tokenizer_config.json with a ChatML
-// chat template (core/host/testdata/gen_tokenizer.py).
-var tokenizerFile = filepath.Join("..", "..", "core", "host", "testdata", "tokenizer.json")
+// chat template (core/tokenize/testdata/gen_tokenizer.py).
+var tokenizerFile = filepath.Join("..", "..", "core", "tokenize", "testdata", "tokenizer.json")
 
 // TestLongDocQATokenizerFile: against an engine without /tokenize,
 // --tokenizer PATH sizes long-doc-qa in the file's tokens: every document
@@ -50,7 +50,7 @@ func TestLongDocQATokenizerFile(t *testing.T) {
 	if len(docs) != 3 {
 		t.Fatalf("%d warmup documents, want 3 (8000 tokens / 2019 per warmup prompt)", len(docs))
 	}
-	tok, err := host.LoadTokenizerFile(path)
+	tok, err := tokenize.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestMultiRoundChatTokenizerFile(t *testing.T) {
 	if len(warm) == 0 {
 		t.Fatal("no session warmed")
 	}
-	tok, err := host.LoadTokenizerFile(path)
+	tok, err := tokenize.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

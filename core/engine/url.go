@@ -46,24 +46,24 @@ func CheckBaseURL(raw string) (base, stripped string, err error) {
 	if i := strings.Index(s, "://"); i >= 0 {
 		scheme := strings.ToLower(s[:i])
 		if scheme != "http" && scheme != "https" {
-			return "", "", fmt.Errorf("%q has the scheme %q; expected http:// or https://", redacted(s), s[:i])
+			return "", "", fmt.Errorf("%q has the scheme %q; expected http:// or https://", RedactURL(s), s[:i])
 		}
 	} else {
 		withScheme = "http://" + s
 	}
 	u, err := url.Parse(withScheme)
 	if err != nil {
-		return "", "", fmt.Errorf("%q is not a URL: %v", redacted(s), err)
+		return "", "", fmt.Errorf("%q is not a URL: %v", RedactURL(s), err)
 	}
 	switch {
 	case u.Host == "" || u.Hostname() == "":
-		return "", "", fmt.Errorf("%q has no host; expected http://host:port", redacted(s))
+		return "", "", fmt.Errorf("%q has no host; expected http://host:port", RedactURL(s))
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#"):
-		return "", "", fmt.Errorf("%q has a query or fragment; expected the server's address, e.g. http://host:port or http://host:port/v1", redacted(s))
+		return "", "", fmt.Errorf("%q has a query or fragment; expected the server's address, e.g. http://host:port or http://host:port/v1", RedactURL(s))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", "", fmt.Errorf("%q has the port %q; expected 1-65535", redacted(s), p)
+			return "", "", fmt.Errorf("%q has the port %q; expected 1-65535", RedactURL(s), p)
 		}
 	}
 	path := strings.TrimRight(u.Path, "/")
@@ -78,7 +78,8 @@ func CheckBaseURL(raw string) (base, stripped string, err error) {
 	return NormalizeURL(u.String()), stripped, nil
 }
 
-func redacted(s string) string {
+// RedactURL drops credentials from a URL before it is printed or exported.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s

@@ -18,8 +18,11 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
+	"github.com/lmbench/lmbench/core/kvcache"
+	"github.com/lmbench/lmbench/core/overhead"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
@@ -52,7 +55,7 @@ type Plan struct {
 	WantsText    bool
 	Capabilities protocol.Capabilities // negotiated with the workload
 	TagKeys      []string
-	Sender       Sender
+	Sender       dispatch.Sender
 	Exporters    []Exporter
 	Report       report.Config // what the summary reports (no secrets)
 	// Config is the resolved configuration recorded in the journal and
@@ -80,11 +83,11 @@ type Plan struct {
 	// Metrics scrapes the engine's /metrics through the run; nil: off.
 	Metrics *MetricsPlan
 	// Reset resets the engine's prefix cache and checks it; nil: never.
-	Reset *ResetPlan
+	Reset *kvcache.ResetPlan
 	// BlockSize is the engine's KV-cache block in tokens, the cache
-	// ledger's tolerance per request (0: DefaultBlockSize).
+	// ledger's tolerance per request (0: kvcache.DefaultBlockSize).
 	BlockSize int
-	// BlockSizeFrom says where BlockSize came from (BlockFromFlag, …),
+	// BlockSizeFrom says where BlockSize came from (kvcache.BlockFromFlag, …),
 	// for the ledger.
 	BlockSizeFrom string
 	// Hurry, once closed, cancels the requests in flight, as a drain
@@ -204,9 +207,9 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		})
 		header = obs.trace.Header
 	}
-	tr := newTransport(ctx, p.Sender, header)
-	tr.ignoreEOS = p.IgnoreEOS
-	defer tr.close()
+	tr := dispatch.New(ctx, p.Sender, header)
+	tr.IgnoreEOS = p.IgnoreEOS
+	defer tr.Close()
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()
 	stopProgress := startProgress(runCtx, p, obs)
@@ -223,7 +226,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 		}
 		return true
 	})
-	outcome, runErr := runloop.Run(runCtx, runloop.Config[Measured]{
+	outcome, runErr := runloop.Run(runCtx, runloop.Config[dispatch.Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
 		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
 		MaxConcurrency: p.MaxConcurrency, BeforePhase: p.BeforePhase,
@@ -276,7 +279,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	case res.Interrupted:
 		rep.Reason = "interrupted (Ctrl-C or SIGTERM)"
 	}
-	if res.Overhead, err = clientOverhead(keep.scan, obs.probe.stop()); err != nil {
+	if res.Overhead, err = overhead.Certificate(keep.scan, obs.probe.Stop()); err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
 	}
 	rep.Overhead = res.Overhead
@@ -447,10 +450,10 @@ type observer struct {
 	wallStart       time.Time
 	keep            *keeper
 	fan             *export.Fanout
-	live            *stats.Live    // running numbers, for progress
-	trace           *telemetry.Run // nil when tracing is off
-	probe           *overheadProbe // the measured phase's overhead probe
-	cache           *cacheRun      // the engine's metrics, the cache reset and ledger
+	live            *stats.Live     // running numbers, for progress
+	trace           *telemetry.Run  // nil when tracing is off
+	probe           *overhead.Probe // the measured phase's overhead probe
+	cache           *cacheRun       // the engine's metrics, the cache reset and ledger
 	log             zerolog.Logger
 
 	// The abort policy's state, failures told as they happen, and the
@@ -524,13 +527,13 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	if ph == protocol.Measure {
 		o.live.Reset(start)
 		o.lags.reset()
-		o.probe = startOverheadProbe()
+		o.probe = overhead.StartProbe()
 	}
 }
 
 func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	if ph == protocol.Measure {
-		o.probe.stop()
+		o.probe.Stop()
 	}
 	if o.trace != nil {
 		o.trace.EndPhase(o.wallTime(end))
@@ -564,7 +567,7 @@ func recordPhase(p protocol.Phase) record.Phase {
 	return record.Measure
 }
 
-func (o *observer) Finished(f *runloop.Finished[Measured]) error {
+func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	r := &f.Measured.Result
 	rec := &record.Record{
 		RunID: o.runID, Workload: o.workload, Phase: recordPhase(f.Req.Phase),
@@ -673,7 +676,7 @@ func chunkOffsetsUs(times []time.Duration) []int64 {
 
 // engineURL is the sender's base URL when it has one (engine.Sender does),
 // for the server.* span attributes.
-func engineURL(s Sender) string {
+func engineURL(s dispatch.Sender) string {
 	if b, ok := s.(interface{ BaseURL() string }); ok {
 		return b.BaseURL()
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -83,7 +84,7 @@ func (f *fakeExporter) exporter() Exporter {
 }
 
 // plan returns a Plan writing into a fresh temporary directory.
-func plan(t *testing.T, wl protocol.WorkloadService, snd Sender, exps ...*fakeExporter) (Plan, *bytes.Buffer) {
+func plan(t *testing.T, wl protocol.WorkloadService, snd dispatch.Sender, exps ...*fakeExporter) (Plan, *bytes.Buffer) {
 	t.Helper()
 	var stdout bytes.Buffer
 	p := Plan{

@@ -1,12 +1,15 @@
 package host
 
-import "github.com/rs/zerolog"
+import (
+	"github.com/lmbench/lmbench/core/dispatch"
+	"github.com/rs/zerolog"
+)
 
 // watchHurry cancels every in-flight request once hurry is closed (a
 // second Ctrl-C): they are recorded as failed ("context canceled"), the
 // loop's drain ends at once, and the run goes on to write its files, so
 // they still agree with the journal. A nil hurry is never closed.
-func watchHurry(hurry <-chan struct{}, tr *transport, log zerolog.Logger) (stop func()) {
+func watchHurry(hurry <-chan struct{}, tr *dispatch.Transport, log zerolog.Logger) (stop func()) {
 	if hurry == nil {
 		return func() {}
 	}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +10,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -73,8 +74,8 @@ type Prepared struct {
 	Configured  protocol.Configured
 	// ModelDetected and TokensResolved say which of them Prepare found out.
 	ModelDetected, TokensResolved bool
-	// Tokenizer is what prompt lengths are counted in: TokenizerEngine,
-	// TokenizerWords or a file's (fileTokenizerName).
+	// Tokenizer is what prompt lengths are counted in: tokenize.Engine,
+	// tokenize.Words or a file's.
 	Tokenizer string
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.
@@ -105,7 +106,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		tokOrigin = "--tokenizer"
 	}
 	if s.Tokenizer != "" {
-		if err := CheckTokenizer(s.Tokenizer, tokOrigin); err != nil {
+		if err := tokenize.Check(s.Tokenizer, tokOrigin); err != nil {
 			return nil, UsageError{err}
 		}
 	}
@@ -176,7 +177,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	}
 	p.TokensPerGB = s.TokensPerGB
 	if s.HasTokensPerGB && HasStatusSource(s.LMCacheURL, engineURL) {
-		p.StatusBlockSize = statusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
+		p.StatusBlockSize = kvcache.StatusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
 	}
 	if !s.HasTokensPerGB {
 		// Never a default LMCache URL (the original's quirk Q3): the caller
@@ -248,11 +249,4 @@ func PortOnly(u string) string {
 }
 
 // RedactURL drops credentials from a URL before it is printed or exported.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	u.User = nil
-	return u.String()
-}
+func RedactURL(s string) string { return engine.RedactURL(s) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/runloop"
@@ -149,10 +150,10 @@ func TestToolCallsThroughTheHost(t *testing.T) {
 			}
 			defer snd.Close()
 			ctx := context.Background()
-			tr := newTransport(ctx, snd, nil)
-			defer tr.close()
+			tr := dispatch.New(ctx, snd, nil)
+			defer tr.Close()
 			wl := &toolCallWorkload{req: req}
-			res, err := runloop.Run(ctx, runloop.Config[Measured]{Workload: wl, Transport: tr, Plugin: "tools", WantsText: tt.wantsText})
+			res, err := runloop.Run(ctx, runloop.Config[dispatch.Measured]{Workload: wl, Transport: tr, Plugin: "tools", WantsText: tt.wantsText})
 			if err != nil || res.Interrupted {
 				t.Fatalf("Run = %+v, %v", res, err)
 			}

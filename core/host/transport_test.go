@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/runloop"
@@ -177,7 +178,7 @@ func (s *fakeSender) sent() []engine.Request {
 type loopRecorder struct {
 	phases   []string
 	starts   map[protocol.Phase]time.Time
-	finished []runloop.Finished[Measured]
+	finished []runloop.Finished[dispatch.Measured]
 	fail     error
 }
 
@@ -189,7 +190,7 @@ func (r *loopRecorder) PhaseEnded(p protocol.Phase, _ time.Time) {
 	r.phases = append(r.phases, "end "+p.String())
 }
 func (r *loopRecorder) Sent(*runloop.Outgoing) {}
-func (r *loopRecorder) Finished(f *runloop.Finished[Measured]) error {
+func (r *loopRecorder) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	r.finished = append(r.finished, *f)
 	return r.fail
 }
@@ -204,16 +205,16 @@ func (r *loopRecorder) ids() []string {
 
 // loopRun is one run of the loop on newTransport over sender.
 type loopRun struct {
-	cfg    runloop.Config[Measured] // Transport and Observer are set by run
-	sender Sender
+	cfg    runloop.Config[dispatch.Measured] // Transport and Observer are set by run
+	sender dispatch.Sender
 	header func() http.Header
 	rec    loopRecorder
 	drains []string // OnDrain calls
 }
 
 func (lr *loopRun) run(ctx context.Context) (runloop.Result, error) {
-	tr := newTransport(ctx, lr.sender, lr.header)
-	defer tr.close()
+	tr := dispatch.New(ctx, lr.sender, lr.header)
+	defer tr.Close()
 	lr.rec.starts = map[protocol.Phase]time.Time{}
 	lr.cfg.Transport, lr.cfg.Observer = tr, &lr.rec
 	if lr.cfg.Plugin == "" {
@@ -275,7 +276,7 @@ func TestLoopPhasesAndContentResolution(t *testing.T) {
 		},
 	}
 	snd := &fakeSender{}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl, WantsText: true}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl, WantsText: true}}
 	res, err := lr.run(context.Background())
 	if err != nil || res.Interrupted {
 		t.Fatalf("Run = %+v, %v", res, err)
@@ -311,7 +312,7 @@ func TestLoopSendsWithoutWaiting(t *testing.T) {
 		}
 	}}
 	wl := batches(nil, []protocol.Request{chat("a", nil), chat("b", nil), chat("c", nil)})
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	res, err := lr.run(context.Background())
 	if err != nil || res.Interrupted {
 		t.Fatalf("Run = %+v, %v", res, err)
@@ -347,7 +348,7 @@ func TestLoopWaitForFinishBoundsConcurrency(t *testing.T) {
 		return resp, nil
 	}}
 	snd := &fakeSender{all: answer{wait: 2 * time.Millisecond}}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	if _, err := lr.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestLoopWakeAtScheduleAndDueTimes(t *testing.T) {
 		k++
 		return protocol.StepResponse{Requests: reqs, Next: wakeAt(time.Duration(k) * interval)}, nil
 	}}
-	lr := &loopRun{sender: &fakeSender{}, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: &fakeSender{}, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	if _, err := lr.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func TestLoopWorkloadErrorDrainsInFlight(t *testing.T) {
 		}
 		return protocol.StepResponse{Requests: []protocol.Request{chat("a", nil), chat("b", nil)}, Next: wakeAt(0)}, nil
 	}}
-	lr := &loopRun{sender: &fakeSender{all: answer{hold: crashed}}, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: &fakeSender{all: answer{hold: crashed}}, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	_, err := lr.run(context.Background())
 	if err == nil || err.Error() != "measure phase: step: plugin crashed" {
 		t.Fatalf("err = %v", err)
@@ -461,7 +462,7 @@ func TestLoopInterruptDrains(t *testing.T) {
 			cancel()
 		}
 	}}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	res, err := lr.run(ctx)
 	if err != nil || !res.Interrupted {
 		t.Fatalf("Run = %+v, %v", res, err)
@@ -498,7 +499,7 @@ func TestLoopDrainTimeoutCancels(t *testing.T) {
 		cancel()
 	}}
 	const drain = 50 * time.Millisecond
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl, DrainTimeout: drain}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl, DrainTimeout: drain}}
 	res, err := lr.run(ctx)
 	if err != nil || !res.Interrupted || len(lr.rec.finished) != 1 || lr.rec.finished[0].Outcome.Success {
 		t.Fatalf("res %+v err %v finished %+v", res, err, lr.rec.finished)
@@ -540,7 +541,7 @@ func TestLoopDrainTimeoutAfterDone(t *testing.T) {
 			cancel()
 		}
 	}}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl, DrainTimeout: 50 * time.Millisecond}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl, DrainTimeout: 50 * time.Millisecond}}
 	type ran struct {
 		res runloop.Result
 		err error
@@ -570,7 +571,7 @@ func TestLoopStallIsAnError(t *testing.T) {
 	wl := &fakeWorkload{step: func(protocol.StepRequest) (protocol.StepResponse, error) {
 		return protocol.StepResponse{Next: waitForFinish}, nil
 	}}
-	lr := &loopRun{sender: &fakeSender{}, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: &fakeSender{}, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	_, err := lr.run(context.Background())
 	if !errors.Is(err, runloop.ErrStalled) || !strings.Contains(err.Error(), "workload fake") {
 		t.Fatalf("err = %v, want ErrStalled naming the workload", err)
@@ -585,7 +586,7 @@ func TestLoopUnregisteredContentIsAnError(t *testing.T) {
 		return protocol.StepResponse{Requests: []protocol.Request{req}, Next: nextDone}, nil
 	}}
 	snd := &fakeSender{}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	_, err := lr.run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `content "nope"`) || !strings.Contains(err.Error(), `request "a"`) {
 		t.Fatalf("err = %v", err)
@@ -615,7 +616,7 @@ func TestLoopResultBatchesAreCappedByBytes(t *testing.T) {
 		count += len(rs)
 		return nil
 	}
-	lr := &loopRun{sender: &fakeSender{all: answer{text: big}}, cfg: runloop.Config[Measured]{Workload: wl, WantsText: true}}
+	lr := &loopRun{sender: &fakeSender{all: answer{text: big}}, cfg: runloop.Config[dispatch.Measured]{Workload: wl, WantsText: true}}
 	if _, err := lr.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -636,7 +637,7 @@ func TestLoopResultBatchesAreCappedByBytes(t *testing.T) {
 func TestLoopObserverErrorAfterDone(t *testing.T) {
 	t.Parallel()
 	wl := batches(nil, []protocol.Request{chat("a", nil)})
-	lr := &loopRun{sender: &fakeSender{all: answer{wait: time.Millisecond}}, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: &fakeSender{all: answer{wait: time.Millisecond}}, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	lr.rec.fail = errors.New("journal: no space left on device")
 	_, err := lr.run(context.Background())
 	if !errors.Is(err, lr.rec.fail) {
@@ -655,7 +656,7 @@ func TestLoopRequestHeaderReachesSenderAndFinished(t *testing.T) {
 			compl := protocol.Request{ID: "c", MaxTokens: 7, Completion: true, Prompt: []protocol.Segment{{Text: "p"}}}
 			wl := batches([]protocol.Request{chat("w", nil)}, []protocol.Request{chat("a", nil), compl})
 			snd := &fakeSender{}
-			lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+			lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 			calls := 0
 			if withHook {
 				lr.header = func() http.Header {
@@ -786,7 +787,7 @@ func TestLoopFinishedInStep(t *testing.T) {
 					}
 				}
 			}()
-			lr := &loopRun{sender: &fakeSender{outcomes: outcomes}, cfg: runloop.Config[Measured]{Workload: wl, Capabilities: tc.caps}}
+			lr := &loopRun{sender: &fakeSender{outcomes: outcomes}, cfg: runloop.Config[dispatch.Measured]{Workload: wl, Capabilities: tc.caps}}
 			_, err := lr.run(context.Background())
 			within(t, engineDone, 30*time.Second, "the fake engine")
 			if err != nil {
@@ -803,119 +804,6 @@ func TestLoopFinishedInStep(t *testing.T) {
 			}
 		})
 	}
-}
-
-// --- the transport alone ---
-
-func TestTransportWait(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	snd := &fakeSender{outcomes: map[string]answer{"slow": {hold: make(chan struct{})}}}
-	runCtx, cancelRun := context.WithCancel(ctx)
-	tr := newTransport(runCtx, snd, nil)
-	defer tr.close()
-
-	// Nothing finishes: Wait returns at until, not before.
-	until := time.Now().Add(20 * time.Millisecond)
-	if fs := tr.Wait(ctx, until); len(fs) != 0 || time.Now().Before(until) {
-		t.Errorf("Wait returned %v at %v before until", fs, time.Until(until))
-	}
-	if fs := tr.Wait(ctx, time.Now().Add(-time.Second)); len(fs) != 0 {
-		t.Errorf("Wait with until in the past = %v", fs)
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	if fs := tr.Wait(cancelled, time.Time{}); len(fs) != 0 {
-		t.Errorf("Wait with a cancelled context = %v", fs)
-	}
-
-	// A finished request comes back once, with what was sent.
-	out := &runloop.Outgoing{Phase: protocol.Measure, ID: "fast", Prompt: "p", Completion: true, MaxTokens: 3}
-	tr.Send(out)
-	bound := func() time.Time { return time.Now().Add(30 * time.Second) } // only against a hang
-	fs := tr.Wait(ctx, bound())
-	if len(fs) != 1 || fs[0].Req != out || !fs[0].Outcome.Success || fs[0].Measured.Result.ID != "fast" || fs[0].Measured.Header != nil {
-		t.Fatalf("Wait = %+v, want fast, a success", fs)
-	}
-	if more := tr.Poll(); len(more) != 0 {
-		t.Errorf("Poll after the only result = %v", more)
-	}
-
-	// The run's cancellation is not the sends': only Abandon cancels them.
-	cancelRun()
-	if tr.ctx.Err() != nil {
-		t.Fatal("cancelling the run cancelled the sends")
-	}
-	slow := &runloop.Outgoing{Phase: protocol.Measure, ID: "slow", Messages: []runloop.Message{{Role: "user", Content: "x"}}, MaxTokens: 1}
-	tr.Send(slow)
-	tr.Abandon()
-	fs = tr.Wait(ctx, bound())
-	if len(fs) != 1 || fs[0].Req != slow || fs[0].Outcome.Success || fs[0].Outcome.Error != context.Canceled.Error() {
-		t.Fatalf("after Abandon Wait = %+v, want slow, failed by the cancellation", fs)
-	}
-	if fs[0].Outcome.TTFT != -1 || fs[0].Measured.Result.Error != fs[0].Outcome.Error {
-		t.Errorf("abandoned outcome %+v, measured %+v", fs[0].Outcome, fs[0].Measured.Result)
-	}
-}
-
-// engineRequest and outcome are the two conversions between the loop and
-// the engine sender.
-func TestEngineRequestAndOutcome(t *testing.T) {
-	t.Parallel()
-	calls := []protocol.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}
-	chatOut := &runloop.Outgoing{ID: "q", MaxTokens: 16, Tags: map[string]string{"doc": "1"}, Messages: []runloop.Message{
-		{Role: "system", Content: "Be brief."},
-		{Role: "assistant", ToolCalls: calls},
-		{Role: "tool", Content: `{"temp_c":21}`, ToolCallID: "call_0"},
-	}, Tools: []protocol.Tool{{Name: "get_weather", Description: "Weather.", Parameters: `{"type":"object"}`}}}
-	want := engine.Request{ID: "q", MaxTokens: 16, Messages: []engine.Message{
-		{Role: "system", Content: "Be brief."},
-		{Role: "assistant", ToolCalls: []engine.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
-		{Role: "tool", Content: `{"temp_c":21}`, ToolCallID: "call_0"},
-	}, Tools: []engine.Tool{{Name: "get_weather", Description: "Weather.", Parameters: `{"type":"object"}`}}}
-	if d := cmp.Diff(want, engineRequest(chatOut)); d != "" {
-		t.Errorf("chat request (-want +got):\n%s", d)
-	}
-	compl := &runloop.Outgoing{ID: "c", Prompt: "Once", Completion: true, MaxTokens: 2}
-	if d := cmp.Diff(engine.Request{ID: "c", Prompt: "Once", Completion: true, MaxTokens: 2}, engineRequest(compl)); d != "" {
-		t.Errorf("completions request (-want +got):\n%s", d)
-	}
-	exact := &runloop.Outgoing{ID: "e", Prompt: "Once", Completion: true, MaxTokens: 9, IgnoreEOS: true}
-	if d := cmp.Diff(engine.Request{ID: "e", Prompt: "Once", Completion: true, MaxTokens: 9, IgnoreEOS: true}, engineRequest(exact)); d != "" {
-		t.Errorf("ignore-EOS request (-want +got):\n%s", d)
-	}
-
-	t0 := time.Unix(100, 0)
-	ok := engine.Result{ID: "q", Success: true, Text: "sunny", ToolCalls: []engine.ToolCall{{ID: "call_1", Name: "f", Arguments: "{}"}},
-		Submit: t0, FirstToken: t0.Add(250 * time.Millisecond), LastToken: t0.Add(time.Second), Finish: t0.Add(1500 * time.Millisecond),
-		InputTokens: 12, OutputTokens: 5}
-	wantOK := runloop.Outcome{Success: true, Text: "sunny", ToolCalls: []protocol.ToolCall{{ID: "call_1", Name: "f", Arguments: "{}"}},
-		TTFT: 0.25, Latency: 1.5, InputTokens: 12, OutputTokens: 5, Finish: t0.Add(1500 * time.Millisecond)}
-	if d := cmp.Diff(wantOK, outcome(&ok)); d != "" {
-		t.Errorf("outcome of a success (-want +got):\n%s", d)
-	}
-	failed := engine.Result{ID: "q", Error: "HTTP 500: engine on fire", Submit: t0, Finish: t0.Add(time.Second)}
-	wantFailed := runloop.Outcome{Error: "HTTP 500: engine on fire", TTFT: -1, Latency: 1, Finish: t0.Add(time.Second)}
-	if d := cmp.Diff(wantFailed, outcome(&failed)); d != "" {
-		t.Errorf("outcome of a failure (-want +got):\n%s", d)
-	}
-}
-
-// BenchmarkWaitDeadline measures how late Wait returns for a deadline a
-// millisecond ahead, as the loop waits for a request handed over before it
-// is due: p50 and p99 lateness, in µs.
-func BenchmarkWaitDeadline(b *testing.B) {
-	tr := newTransport(context.Background(), nil, nil)
-	defer tr.close()
-	late := make([]float64, 0, b.N)
-	for b.Loop() {
-		until := time.Now().Add(time.Millisecond)
-		tr.Wait(context.Background(), until)
-		late = append(late, float64(time.Since(until).Microseconds()))
-	}
-	slices.Sort(late)
-	b.ReportMetric(late[len(late)/2], "p50-late-µs")
-	b.ReportMetric(late[len(late)*99/100], "p99-late-µs")
 }
 
 // Requests handed over ahead go out when due even while the workload's
@@ -950,7 +838,7 @@ func TestHandedOverAheadSentDuringAStep(t *testing.T) {
 		}
 		return protocol.StepResponse{Next: nextDone}, nil
 	}}
-	lr := &loopRun{sender: snd, cfg: runloop.Config[Measured]{Workload: wl}}
+	lr := &loopRun{sender: snd, cfg: runloop.Config[dispatch.Measured]{Workload: wl}}
 	if _, err := lr.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package host
+package kvcache
 
 import (
 	"math"
@@ -36,11 +36,11 @@ func TestTargetTierVerdict(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &cacheRun{blockSize: 16}
+			c := &Run{blockSize: 16}
 			var recs []record.Record
 			for range 2 {
 				r := record.Record{Phase: record.Measure, Success: true, InputTokens: 2000, CachedTokens: 1024}
-				c.observe(&r, &runloop.Outgoing{ExpectedCachedTokens: 1030, HasExpectedCached: true, TargetTier: tt.tier})
+				c.Observe(&r, &runloop.Outgoing{ExpectedCachedTokens: 1030, HasExpectedCached: true, TargetTier: tt.tier})
 				recs = append(recs, r)
 			}
 			e := &report.EngineMetrics{Engine: "vllm", Warmup: report.NaNPhase(), Measure: report.NaNPhase()}

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"context"
@@ -27,10 +27,11 @@ type Measured struct {
 	Header http.Header
 }
 
-// transport is the run loop's transport on the real clock: every request
+// Transport is the run loop's transport on the real clock: every request
 // is sent on its own goroutine, so sending never waits for the loop, and
-// results come back over a channel.
-type transport struct {
+// results come back over a channel. A real run and lmbench calibrate
+// both dispatch through it.
+type Transport struct {
 	sender  Sender
 	header  func() http.Header // per request; nil = none
 	ctx     context.Context    // of the sends: cancelled by Abandon
@@ -40,26 +41,30 @@ type transport struct {
 	// sleepTimer is SleepUntil's, used on the loop's second goroutine
 	// while a Step is in flight (never at the same time as timer's Wait).
 	sleepTimer *time.Timer
-	// ignoreEOS asks every request for exactly its max tokens (--ignore-eos).
-	ignoreEOS bool
+	// IgnoreEOS asks every request for exactly its max tokens (--ignore-eos).
+	IgnoreEOS bool
 }
 
-func newTransport(ctx context.Context, s Sender, header func() http.Header) *transport {
+var _ runloop.Sleeper = (*Transport)(nil)
+
+// New is the transport of one run over s; header, when set, gives each
+// request's extra headers (its traceparent). Close it after the run.
+func New(ctx context.Context, s Sender, header func() http.Header) *Transport {
 	// Requests keep their own context: Ctrl-C stops stepping but lets
 	// in-flight requests finish (until the drain timeout abandons them).
 	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t, st := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
 	t.Stop()
 	st.Stop()
-	return &transport{sender: s, header: header, ctx: sendCtx, abandon: cancel,
+	return &Transport{sender: s, header: header, ctx: sendCtx, abandon: cancel,
 		results: make(chan runloop.Finished[Measured], 1024), timer: t, sleepTimer: st}
 }
 
-func (t *transport) Now() time.Time { return time.Now() }
+func (t *Transport) Now() time.Time { return time.Now() }
 
-func (t *transport) Send(out *runloop.Outgoing) {
+func (t *Transport) Send(out *runloop.Outgoing) {
 	req := engineRequest(out)
-	req.IgnoreEOS = req.IgnoreEOS || t.ignoreEOS
+	req.IgnoreEOS = req.IgnoreEOS || t.IgnoreEOS
 	if t.header != nil {
 		req.Header = t.header()
 	}
@@ -73,7 +78,7 @@ func (t *transport) Send(out *runloop.Outgoing) {
 	runtime.Gosched()
 }
 
-func (t *transport) Poll() []runloop.Finished[Measured] {
+func (t *Transport) Poll() []runloop.Finished[Measured] {
 	var out []runloop.Finished[Measured]
 	for {
 		select {
@@ -90,7 +95,7 @@ func (t *transport) Poll() []runloop.Finished[Measured] {
 // the deadline must not. Results and Ctrl-C wait out this much at most.
 const preciseWait = 2 * time.Millisecond
 
-func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finished[Measured] {
+func (t *Transport) Wait(ctx context.Context, until time.Time) []runloop.Finished[Measured] {
 	var timeout <-chan time.Time
 	if !until.IsZero() {
 		d := time.Until(until)
@@ -117,7 +122,7 @@ func (t *transport) Wait(ctx context.Context, until time.Time) []runloop.Finishe
 // SleepUntil sleeps until t (its last stretch precisely, in slices short
 // enough to notice ctx), or until ctx is done: the loop sends the requests
 // due while a Step is in flight with it.
-func (t *transport) SleepUntil(ctx context.Context, until time.Time) bool {
+func (t *Transport) SleepUntil(ctx context.Context, until time.Time) bool {
 	if d := time.Until(until); d > preciseWait {
 		t.sleepTimer.Reset(d - preciseWait)
 		select {
@@ -141,7 +146,7 @@ func (t *transport) SleepUntil(ctx context.Context, until time.Time) bool {
 
 // waitPrecisely returns what has finished, or sleeps until until in the
 // kernel when nothing has.
-func (t *transport) waitPrecisely(until time.Time) []runloop.Finished[Measured] {
+func (t *Transport) waitPrecisely(until time.Time) []runloop.Finished[Measured] {
 	if fs := t.Poll(); len(fs) > 0 {
 		return fs
 	}
@@ -151,9 +156,10 @@ func (t *transport) waitPrecisely(until time.Time) []runloop.Finished[Measured] 
 	return t.Poll()
 }
 
-func (t *transport) Abandon() { t.abandon() }
+func (t *Transport) Abandon() { t.abandon() }
 
-func (t *transport) close() { t.abandon() }
+// Close releases the transport: what is still in flight is cancelled.
+func (t *Transport) Close() { t.abandon() }
 
 // engineRequest is the request the engine sender sends for out.
 func engineRequest(out *runloop.Outgoing) engine.Request {

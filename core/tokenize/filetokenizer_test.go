@@ -1,4 +1,4 @@
-package host
+package tokenize
 
 import (
 	"context"
@@ -120,7 +120,7 @@ func TestChatTemplateErrors(t *testing.T) {
 		dir := t.TempDir()
 		_ = os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644)
 		_ = os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(cfg), 0o644)
-		err := CheckTokenizer(dir, "--tokenizer")
+		err := Check(dir, "--tokenizer")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", cfg, err, want)
 		}
@@ -129,10 +129,10 @@ func TestChatTemplateErrors(t *testing.T) {
 
 func TestCheckTokenizerFile(t *testing.T) {
 	t.Parallel()
-	if err := CheckTokenizer("testdata/tokenizer.json", "--tokenizer"); err != nil {
+	if err := Check("testdata/tokenizer.json", "--tokenizer"); err != nil {
 		t.Errorf("the test file: %v", err)
 	}
-	if err := CheckTokenizer("testdata", "--tokenizer"); err != nil {
+	if err := Check("testdata", "--tokenizer"); err != nil {
 		t.Errorf("its directory: %v", err)
 	}
 	dir := t.TempDir()
@@ -147,7 +147,7 @@ func TestCheckTokenizerFile(t *testing.T) {
 		notTok:                        `found no "model" field`,
 		badRe:                         `pre_tokenizer: Split: pattern "(?<"`,
 	} {
-		err := CheckTokenizer(path, "--tokenizer")
+		err := Check(path, "--tokenizer")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", path, err, want)
 		}
@@ -157,7 +157,7 @@ func TestCheckTokenizerFile(t *testing.T) {
 func TestResolveTokenizerFile(t *testing.T) {
 	t.Parallel()
 	// No engine is asked: the base URL is unreachable.
-	tok, name, err := resolveTokenizer(context.Background(), "testdata/tokenizer.json", "--tokenizer", "http://127.0.0.1:1/v1", "", "m", zerolog.Nop())
+	tok, name, err := Resolve(context.Background(), "testdata/tokenizer.json", "--tokenizer", "http://127.0.0.1:1/v1", "", "m", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

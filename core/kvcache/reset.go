@@ -1,4 +1,4 @@
-package host
+package kvcache
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const (
 // ResetModes are --reset-cache's values.
 var ResetModes = []string{ResetNever, ResetBeforeWarmup, ResetBeforeMeasure}
 
-// ResetPlan is a --reset-cache (Plan.Reset; nil: never).
+// ResetPlan is a --reset-cache (Config.Reset; nil: never).
 type ResetPlan struct {
 	When string // ResetBeforeWarmup or ResetBeforeMeasure
 	// URL is POSTed to (ResetURLFor of the engine URL).
@@ -61,17 +61,17 @@ const probeWords = 400
 // requests: they are not journaled, and the phase boundaries' samples are
 // taken after them. A reset that fails, or does not clear, is reported;
 // it never stops the run.
-func resetCache(ctx context.Context, plan *ResetPlan, sender Sender, m *metricsRun, log zerolog.Logger) *report.CacheReset {
-	r := &report.CacheReset{When: plan.When, URL: RedactURL(plan.URL), Cleared: "unknown"}
+func resetCache(ctx context.Context, plan *ResetPlan, sender Sender, scrape Scrape, log zerolog.Logger) *report.CacheReset {
+	r := &report.CacheReset{When: plan.When, URL: engine.RedactURL(plan.URL), Cleared: "unknown"}
 	nonce := make([]byte, 8)
 	_, _ = rand.Read(nonce)
 	text := probeText(hex.EncodeToString(nonce))
 	var external float64 // the connector's hits in the last probe, by its counter
 	probe := func(n int) (hits float64, viaCounters bool, err error) {
-		before := m.scrape(ctx, enginemetrics.PointReset)
+		before := sample(ctx, scrape, enginemetrics.PointReset)
 		res := sender.Send(ctx, engine.Request{ID: fmt.Sprintf("lmbench-reset-probe-%d", n),
 			Messages: []engine.Message{{Role: "user", Content: text}}, MaxTokens: 1})
-		after := m.scrape(ctx, enginemetrics.PointReset)
+		after := sample(ctx, scrape, enginemetrics.PointReset)
 		if !res.Success {
 			return 0, false, fmt.Errorf("probe request: %s", res.Error)
 		}
@@ -137,6 +137,14 @@ func resetCache(ctx context.Context, plan *ResetPlan, sender Sender, m *metricsR
 	return r
 }
 
+// sample is scrape's sample at point, nil when metrics are off.
+func sample(ctx context.Context, scrape Scrape, point string) *enginemetrics.Sample {
+	if scrape == nil {
+		return nil
+	}
+	return scrape(ctx, point)
+}
+
 // probeText is a prompt no engine has seen: the nonce first, so no block
 // of it is shared with anything else.
 func probeText(nonce string) string {
@@ -165,7 +173,7 @@ func postReset(ctx context.Context, plan *ResetPlan) (status int, errText string
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode/100 != 2 {
-		msg := fmt.Sprintf("POST %s: %s", RedactURL(plan.URL), resp.Status)
+		msg := fmt.Sprintf("POST %s: %s", engine.RedactURL(plan.URL), resp.Status)
 		if resp.StatusCode == http.StatusNotFound {
 			msg += " (vLLM serves it only when started with VLLM_SERVER_DEV_MODE=1)"
 		}

@@ -1,4 +1,4 @@
-package host
+package tokenize
 
 import (
 	"bytes"
@@ -456,8 +456,8 @@ func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCo
 	return tok, tok.name(), nil
 }
 
-// LoadTokenizerFile reads a Hugging Face tokenizer.json (or a directory
-// holding one) and the chat template beside it as --tokenizer PATH does.
-func LoadTokenizerFile(path string) (protocol.TokenCounter, error) {
+// LoadFile reads a Hugging Face tokenizer.json (or a directory holding
+// one) and the chat template beside it as --tokenizer PATH does.
+func LoadFile(path string) (protocol.TokenCounter, error) {
 	return loadFileTokenizer(path)
 }

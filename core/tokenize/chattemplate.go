@@ -1,4 +1,4 @@
-package host
+package tokenize
 
 import (
 	"encoding/json"

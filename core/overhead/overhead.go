@@ -1,4 +1,4 @@
-package host
+package overhead
 
 import (
 	"math"
@@ -39,20 +39,20 @@ const (
 // the GC.
 const gcPauseMetric = "/sched/pauses/total/gc:seconds"
 
-// overheadProbe samples the client while the measured phase runs.
-type overheadProbe struct {
+// Probe samples the client while the measured phase runs.
+type Probe struct {
 	start      time.Time
 	cpu0       time.Duration
 	cpuOK      bool
 	gc0        []metrics.Sample
 	lags       *loopLags // owned by the probe's goroutine until done
 	quit, done chan struct{}
-	result     *probeResult // set by the first stop
+	result     *ProbeResult // set by the first Stop
 	numCPU     int
 }
 
-// probeResult is what the probe saw over the phase.
-type probeResult struct {
+// ProbeResult is what the probe saw over the phase, for the certificate.
+type ProbeResult struct {
 	wall   time.Duration
 	cpu    time.Duration
 	cpuOK  bool // the platform reports the process's CPU time
@@ -61,9 +61,9 @@ type probeResult struct {
 	lags   *loopLags
 }
 
-// startOverheadProbe starts sampling now.
-func startOverheadProbe() *overheadProbe {
-	p := &overheadProbe{
+// StartProbe starts sampling now.
+func StartProbe() *Probe {
+	p := &Probe{
 		lags: newLoopLags(), quit: make(chan struct{}), done: make(chan struct{}),
 		gc0: []metrics.Sample{{Name: gcPauseMetric}}, numCPU: runtime.NumCPU(),
 	}
@@ -76,7 +76,7 @@ func startOverheadProbe() *overheadProbe {
 
 // sample records, at every tick, how late it was received: the ticker
 // sends the time the tick was due.
-func (p *overheadProbe) sample() {
+func (p *Probe) sample() {
 	defer close(p.done)
 	t := time.NewTicker(LoopProbePeriod)
 	defer t.Stop()
@@ -90,9 +90,9 @@ func (p *overheadProbe) sample() {
 	}
 }
 
-// stop ends the sampling and returns what the probe saw; later calls
+// Stop ends the sampling and returns what the probe saw; later calls
 // return the same. A nil probe (no measured phase) saw nothing.
-func (p *overheadProbe) stop() *probeResult {
+func (p *Probe) Stop() *ProbeResult {
 	if p == nil {
 		return nil
 	}
@@ -105,7 +105,7 @@ func (p *overheadProbe) stop() *probeResult {
 	metrics.Read(gc1)
 	close(p.quit)
 	<-p.done
-	p.result = &probeResult{wall: wall, cpu: cpu - p.cpu0, cpuOK: cpuOK && p.cpuOK, numCPU: p.numCPU,
+	p.result = &ProbeResult{wall: wall, cpu: cpu - p.cpu0, cpuOK: cpuOK && p.cpuOK, numCPU: p.numCPU,
 		gc: gcPausesBetween(histogram(p.gc0[0]), histogram(gc1[0])), lags: p.lags}
 	return p.result
 }
@@ -227,7 +227,7 @@ func (c *clientLags) add(r *record.Record) error {
 
 // certificate builds the run's overhead certificate from the probe (nil:
 // none ran) and the records' lags, with its verdict.
-func certificate(pr *probeResult, c *clientLags) *report.Overhead {
+func certificate(pr *ProbeResult, c *clientLags) *report.Overhead {
 	nan := math.NaN()
 	o := &report.Overhead{
 		PhaseSeconds: nan, LoopPeriodMs: ms(LoopProbePeriod), LoopLagP99Ms: nan, LoopLagMaxMs: nan,
@@ -304,10 +304,10 @@ func pctOf(sorted []float64, p float64) float64 {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// clientOverhead is the certificate of the run whose journal is at path:
-// the probe's figures with the measured records' lags, read back from the
-// journal as the final numbers are.
-func clientOverhead(scan scanFunc, pr *probeResult) (*report.Overhead, error) {
+// Certificate is a run's overhead certificate: the probe's figures (nil:
+// no measured phase ran) with the measured records' lags, read back from
+// the journal (scan) as the final numbers are.
+func Certificate(scan func(fn func(*record.Record) error) (record.Run, error), pr *ProbeResult) (*report.Overhead, error) {
 	c := newClientLags()
 	_, err := scan(c.add)
 	return certificate(pr, c), err

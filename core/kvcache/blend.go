@@ -1,4 +1,4 @@
-package host
+package kvcache
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/lmbench/lmbench/core/report"
 )
 
-// Where the ledger's block size came from (Plan.BlockSizeFrom).
+// Where the ledger's block size came from (Config.BlockSizeFrom).
 const (
 	BlockFromFlag    = "--block-size"
 	BlockFromStatus  = "/status"

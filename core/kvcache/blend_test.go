@@ -1,4 +1,4 @@
-package host
+package kvcache
 
 import (
 	"math"
@@ -34,11 +34,11 @@ func TestBlendVerdict(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &cacheRun{blockSize: 16}
+			c := &Run{blockSize: 16}
 			var recs []record.Record
 			for range 3 {
 				r := record.Record{Phase: record.Measure, Success: true, InputTokens: 6000, CachedTokens: tt.cached}
-				c.observe(&r, &runloop.Outgoing{ExpectedCachedTokens: 4100, HasExpectedCached: true, TargetTier: protocol.TierBlend})
+				c.Observe(&r, &runloop.Outgoing{ExpectedCachedTokens: 4100, HasExpectedCached: true, TargetTier: protocol.TierBlend})
 				recs = append(recs, r)
 			}
 			var e *report.EngineMetrics

@@ -1,4 +1,4 @@
-package host
+package kvcache
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/lmbench/lmbench/core/lmcache"
 )
 
-// statusBlockSize reads the engine's KV block size from /status when
+// StatusBlockSize reads the engine's KV block size from /status when
 // tokens per GB were given (so /status is not otherwise read); 0 when it
 // cannot: the block size only sets the ledger's tolerance, so a /status
 // that does not answer is noted, never fatal.
-func statusBlockSize(ctx context.Context, url, model string, log zerolog.Logger) int {
+func StatusBlockSize(ctx context.Context, url, model string, log zerolog.Logger) int {
 	tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	_, layout, err := lmcache.TokensPerGB(tctx, url, model, nil)

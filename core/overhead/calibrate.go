@@ -1,4 +1,4 @@
-package host
+package overhead
 
 import (
 	"cmp"
@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/sim"
@@ -20,13 +20,18 @@ import (
 )
 
 // Calibrate replays a finished run's measured schedule against the
-// built-in engine with every cost at zero, through the host's own sender
-// and transport, on an open-loop timer: what TTFT and dispatch lag
-// remain are the client's, for that schedule on this machine.
+// built-in engine with every cost at zero, through the run loop and the
+// real-clock transport a run dispatches with (sdk/runloop, core/dispatch):
+// the schedule is an open-loop workload handing its requests over ahead,
+// each due at its offset. What TTFT and dispatch lag remain are the
+// client's, for that schedule on this machine.
 type Calibrate struct {
 	Journal string
 	Repeat  int // times the schedule is replayed, one after the other (0: once)
 	Log     zerolog.Logger
+
+	// observer, when set, also receives every replay's loop events (tests).
+	observer runloop.Observer[dispatch.Measured]
 }
 
 // Calibration is what a replay measured. Durations are milliseconds; a
@@ -56,9 +61,10 @@ type replayed struct {
 var errNoMeasured = errors.New("no measured requests to replay (did the run stop before its measured phase?)")
 
 // scheduleOf is the measured schedule of a run's records: each request's
-// scheduled offset from the earliest, its input tokens as the prompt's
-// length and its output tokens as max_tokens (at least 1 of each: a
-// failed request reported none), in the order they were due.
+// id (made unique), its scheduled offset from the earliest, its input
+// tokens as the prompt's length and its output tokens as max_tokens (at
+// least 1 of each: a failed request reported none), in the order they
+// were due.
 func scheduleOf(recs []record.Record) []replayed {
 	var out []replayed
 	var first time.Time
@@ -73,12 +79,19 @@ func scheduleOf(recs []record.Record) []replayed {
 			first = due(r)
 		}
 	}
+	seen := map[string]int{}
 	for i := range recs {
 		r := &recs[i]
 		if r.Phase != record.Measure || due(r).IsZero() {
 			continue
 		}
-		out = append(out, replayed{id: r.RequestID, offset: due(r).Sub(first),
+		// The run loop refuses an id twice; a journal's ids are unique
+		// but for a hand-joined one.
+		id := r.RequestID
+		if seen[id]++; seen[id] > 1 {
+			id = fmt.Sprintf("%s#%d", id, seen[id])
+		}
+		out = append(out, replayed{id: id, offset: due(r).Sub(first),
 			words: max(int(r.InputTokens), 1), maxTokens: max(int(r.OutputTokens), 1)})
 	}
 	slices.SortStableFunc(out, func(a, b replayed) int { return cmp.Compare(a.offset, b.offset) })
@@ -127,10 +140,14 @@ func (c Calibrate) Run(ctx context.Context) (*Calibration, error) {
 	}
 	defer sender.Close()
 
-	var m calibrationSamples
+	m := &calibrationSamples{}
+	obs := runloop.Observer[dispatch.Measured](m)
+	if c.observer != nil {
+		obs = observers{m, c.observer}
+	}
 	for i := range repeat {
 		c.Log.Info().Int("replay", i+1).Int("of", repeat).Int("requests", len(plan)).Msg("replaying the schedule")
-		if err := replay(ctx, sender, plan, &m); err != nil {
+		if err := replay(ctx, sender, plan, obs); err != nil {
 			return nil, err
 		}
 	}
@@ -139,20 +156,25 @@ func (c Calibrate) Run(ctx context.Context) (*Calibration, error) {
 	return out, nil
 }
 
-// calibrationSamples are a replay's measurements.
+// calibrationSamples are a replay's measurements: a run loop observer.
 type calibrationSamples struct {
 	ttftMs, lagMs []float64
 	failed        int
 }
 
-func (m *calibrationSamples) add(f *runloop.Finished[Measured]) {
+func (m *calibrationSamples) PhaseStarted(protocol.Phase, time.Time) {}
+func (m *calibrationSamples) Sent(*runloop.Outgoing)                 {}
+func (m *calibrationSamples) PhaseEnded(protocol.Phase, time.Time)   {}
+
+func (m *calibrationSamples) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	r := &f.Measured.Result
 	m.lagMs = append(m.lagMs, ms(r.Submit.Sub(f.Req.Due)))
 	if !r.Success {
 		m.failed++
-		return
+		return nil
 	}
 	m.ttftMs = append(m.ttftMs, ms(r.FirstToken.Sub(r.Submit)))
+	return nil
 }
 
 func (m *calibrationSamples) calibration() *Calibration {
@@ -165,51 +187,54 @@ func (m *calibrationSamples) calibration() *Calibration {
 	}
 }
 
-// replay sends plan once, request k at its offset from now, through the
-// run's transport (one goroutine per request, results over a channel),
-// and waits for every answer.
-func replay(ctx context.Context, s Sender, plan []replayed, m *calibrationSamples) error {
-	tr := newTransport(ctx, s, nil)
-	defer tr.close()
-	words := strings.Repeat("hi ", maxWords(plan))
-	start := time.Now()
-	pending := 0
-	take := func(fs []runloop.Finished[Measured]) {
-		for i := range fs {
-			m.add(&fs[i])
-			pending--
-		}
+// observers hands each loop event to every one of them, in order.
+type observers []runloop.Observer[dispatch.Measured]
+
+func (all observers) PhaseStarted(ph protocol.Phase, t time.Time) {
+	for _, o := range all {
+		o.PhaseStarted(ph, t)
 	}
-	for _, p := range plan {
-		due := start.Add(p.offset)
-		for time.Now().Before(due) && ctx.Err() == nil {
-			take(tr.Wait(ctx, due))
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		tr.Send(&runloop.Outgoing{
-			Phase: protocol.Measure, ID: p.id, MaxTokens: p.maxTokens, Due: due, Explicit: true,
-			Messages: []runloop.Message{{Role: "user", Content: words[:3*p.words-1]}},
-		})
-		pending++
-	}
-	if ctx.Err() != nil {
-		tr.Abandon() // what was sent still comes back, failed
-	}
-	for pending > 0 {
-		take(tr.Wait(context.WithoutCancel(ctx), time.Time{}))
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("calibration interrupted: %w", err)
-	}
-	return nil
 }
 
-func maxWords(plan []replayed) int {
-	n := 1
-	for _, p := range plan {
-		n = max(n, p.words)
+func (all observers) Sent(out *runloop.Outgoing) {
+	for _, o := range all {
+		o.Sent(out)
 	}
-	return n
+}
+
+func (all observers) Finished(f *runloop.Finished[dispatch.Measured]) error {
+	var errs []error
+	for _, o := range all {
+		errs = append(errs, o.Finished(f))
+	}
+	return errors.Join(errs...)
+}
+
+func (all observers) PhaseEnded(ph protocol.Phase, t time.Time) {
+	for _, o := range all {
+		o.PhaseEnded(ph, t)
+	}
+}
+
+// replay sends plan once as a run does: the replay workload hands each
+// request over ahead, scheduled at its offset from the measured phase's
+// start; the run loop holds it until due and the real-clock transport
+// sends it over s. It waits for every answer; Ctrl-C abandons what is in
+// flight at once.
+func replay(ctx context.Context, s dispatch.Sender, plan []replayed, obs runloop.Observer[dispatch.Measured]) error {
+	tr := dispatch.New(ctx, s, nil)
+	defer tr.Close()
+	res, err := runloop.Run(ctx, runloop.Config[dispatch.Measured]{
+		Workload: newReplayWorkload(plan), Transport: tr, Observer: obs, Plugin: replayName,
+		Capabilities: replayCapabilities,
+		// An interrupted calibration reports nothing: no drain to wait out.
+		DrainTimeout: time.Nanosecond,
+	})
+	if err != nil {
+		return fmt.Errorf("calibration: %w", err)
+	}
+	if res.Interrupted {
+		return fmt.Errorf("calibration interrupted: %w", ctx.Err())
+	}
+	return nil
 }

@@ -1,0 +1,237 @@
+package tokenize
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// --tokenizer values besides a path.
+const (
+	Auto   = "auto"
+	Engine = "engine"
+	Words  = "words"
+)
+
+// Check checks a --tokenizer value before any network traffic:
+// auto, engine, words, or a path to a local Hugging Face tokenizer.json
+// (or a directory holding one), which must load.
+func Check(v, origin string) error {
+	switch v {
+	case Auto, Engine, Words:
+		return nil
+	case "":
+		return fmt.Errorf("%s: must be auto, engine, words or the path of a tokenizer.json, got an empty value", origin)
+	}
+	if _, err := loadFileTokenizer(v); err != nil {
+		return fmt.Errorf("%s %s: %w", origin, v, err)
+	}
+	return nil
+}
+
+// engineTokenizer counts tokens through the engine's POST /tokenize (vLLM's
+// shape), caching every answer: texts without special tokens, chats
+// through the chat template with the generation prompt.
+type engineTokenizer struct {
+	base, apiKey, model string
+	client              *http.Client
+
+	mu    sync.Mutex
+	cache map[string]int // "t\x00"+text or "c\x00"+messages JSON
+}
+
+func newEngineTokenizer(base, apiKey, model string) *engineTokenizer {
+	// vLLM serves /tokenize at the server's root, beside /v1.
+	root := strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
+	return &engineTokenizer{base: root, apiKey: apiKey, model: model,
+		client: &http.Client{Timeout: 2 * time.Minute}, cache: map[string]int{}}
+}
+
+// tokenizeParallel bounds the /tokenize calls in flight for one batch.
+const tokenizeParallel = 8
+
+type tokenizeBody struct {
+	Model               string                 `json:"model,omitempty"`
+	Prompt              *string                `json:"prompt,omitempty"`
+	Messages            []protocol.ChatMessage `json:"-"`
+	AddSpecialTokens    *bool                  `json:"add_special_tokens,omitempty"`
+	AddGenerationPrompt *bool                  `json:"add_generation_prompt,omitempty"`
+}
+
+type chatMessageJSON struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func (b tokenizeBody) MarshalJSON() ([]byte, error) {
+	type plain tokenizeBody
+	out := struct {
+		plain
+		Messages []chatMessageJSON `json:"messages,omitempty"`
+	}{plain: plain(b)}
+	for _, m := range b.Messages {
+		out.Messages = append(out.Messages, chatMessageJSON(m))
+	}
+	return json.Marshal(out)
+}
+
+// CountTokens answers q from the cache and the engine; any failure fails
+// the whole query, naming the item.
+func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) (protocol.TokenCounts, error) {
+	no, yes := false, true
+	type item struct {
+		key  string
+		body tokenizeBody
+		out  *int
+		what string
+	}
+	out := protocol.TokenCounts{Texts: make([]int, len(q.Texts)), Chats: make([]int, len(q.Chats))}
+	var todo []item
+	e.mu.Lock()
+	for i, t := range q.Texts {
+		key := "t\x00" + t
+		if n, ok := e.cache[key]; ok {
+			out.Texts[i] = n
+			continue
+		}
+		t := t
+		todo = append(todo, item{key, tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, &out.Texts[i], fmt.Sprintf("text %d", i)})
+	}
+	for i, c := range q.Chats {
+		kb, _ := json.Marshal(c.Messages) // strings only: always marshals
+		key := "c\x00" + string(kb)
+		if n, ok := e.cache[key]; ok {
+			out.Chats[i] = n
+			continue
+		}
+		todo = append(todo, item{key, tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, &out.Chats[i], fmt.Sprintf("chat %d", i)})
+	}
+	e.mu.Unlock()
+
+	errs := make([]error, len(todo))
+	sem := make(chan struct{}, tokenizeParallel)
+	var wg sync.WaitGroup
+	for k, it := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n, err := e.count(ctx, it.body)
+			if err != nil {
+				errs[k] = fmt.Errorf("%s: %w", it.what, err)
+				return
+			}
+			*it.out = n
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return protocol.TokenCounts{}, err
+		}
+	}
+	e.mu.Lock()
+	for _, it := range todo {
+		e.cache[it.key] = *it.out
+	}
+	e.mu.Unlock()
+	return out, nil
+}
+
+// count is one POST /tokenize.
+func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/tokenize", bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if e.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.apiKey)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold credentials
+		}
+		return 0, fmt.Errorf("engine /tokenize: %w", err)
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, &tokenizeStatusError{status: resp.StatusCode, body: clipBody(rb)}
+	}
+	var r struct {
+		Count *int `json:"count"`
+	}
+	if err := json.Unmarshal(rb, &r); err != nil || r.Count == nil {
+		return 0, fmt.Errorf("engine /tokenize: expected JSON with a count, got %q", clipBody(rb))
+	}
+	return *r.Count, nil
+}
+
+type tokenizeStatusError struct {
+	status int
+	body   string
+}
+
+func (e *tokenizeStatusError) Error() string {
+	return fmt.Sprintf("engine /tokenize: HTTP %d: %s", e.status, e.body)
+}
+
+func clipBody(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Resolve picks the tokenizer for --tokenizer mode: the engine's
+// /tokenize when it answers a probe (auto, engine), else none (words),
+// with a warning that lengths are in words. engine fails when the probe
+// does. The name says what was chosen, for the log and the banner.
+func Resolve(ctx context.Context, mode, origin, base, apiKey, model string, log zerolog.Logger) (protocol.TokenCounter, string, error) {
+	if mode == "" {
+		mode = Auto
+	}
+	if mode == Words {
+		log.Warn().Msgf("%s words: prompt lengths are in whitespace words, not the model's tokens", origin)
+		return nil, Words, nil
+	}
+	if mode != Auto && mode != Engine {
+		return fileTokenizerFor(mode, origin, log)
+	}
+	tok := newEngineTokenizer(base, apiKey, model)
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err := tok.CountTokens(pctx, protocol.TokenQuery{Texts: []string{"hi"}})
+	if err == nil {
+		log.Info().Str("tokenizer", "engine /tokenize").Msg("prompt lengths are in the engine's tokens")
+		return tok, Engine, nil
+	}
+	if mode == Engine {
+		return nil, "", fmt.Errorf("%s engine: the engine's /tokenize does not answer: %w", origin, err)
+	}
+	log.Warn().Err(err).Msgf("%s auto: the engine has no usable /tokenize; prompt lengths are in whitespace words, not the model's tokens", origin)
+	return nil, Words, nil
+}

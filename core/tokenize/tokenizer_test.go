@@ -1,0 +1,163 @@
+package tokenize
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/sdk/protocol"
+	"github.com/lmbench/lmbench/sdk/subword"
+)
+
+// startSubwordSim serves the built-in engine with the subword tokenizer
+// behind a handler that records /tokenize bodies and Authorization headers.
+func startSubwordSim(t *testing.T, noTokenize bool) (string, func() ([]map[string]any, []string)) {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.TimeScale, cfg.Tokenizer, cfg.NoTokenize = 0, sim.TokenizerSubword, noTokenize
+	s, err := sim.New(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var bodies []map[string]any
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tokenize" {
+			b, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			mu.Lock()
+			bodies, auth = append(bodies, m), append(auth, r.Header.Get("Authorization"))
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { srv.Close(); s.Close() })
+	return srv.URL, func() ([]map[string]any, []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]map[string]any(nil), bodies...), append([]string(nil), auth...)
+	}
+}
+
+func TestEngineTokenizerCountsAndCaches(t *testing.T) {
+	t.Parallel()
+	url, seen := startSubwordSim(t, false)
+	tok := newEngineTokenizer(url+"/v1", "sk-test-key", "lmbench-sim")
+	texts := []string{"hello wonderful world", "hi", "extraordinary pseudowords", "hi"}
+	chat := protocol.Chat{Messages: []protocol.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hello there"}}}
+	q := protocol.TokenQuery{Texts: texts, Chats: []protocol.Chat{chat}}
+	got, err := tok.CountTokens(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := protocol.TokenCounts{Chats: []int{subword.ChatTokens("be brief", "hello there")}}
+	for _, s := range texts {
+		want.Texts = append(want.Texts, subword.TextTokens(s)) // no BOS: add_special_tokens false
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	bodies, auth := seen()
+	calls := len(bodies)
+	if calls > len(texts)+1 {
+		t.Errorf("%d /tokenize calls for %d items", calls, len(texts)+1)
+	}
+	for i, a := range auth {
+		if a != "Bearer sk-test-key" {
+			t.Errorf("call %d: Authorization %q", i, a)
+		}
+	}
+	for _, b := range bodies {
+		if _, ok := b["prompt"]; ok && b["add_special_tokens"] != false {
+			t.Errorf("text counted with special tokens: %v", b)
+		}
+		if _, ok := b["messages"]; ok && b["add_generation_prompt"] != true {
+			t.Errorf("chat counted without the generation prompt: %v", b)
+		}
+	}
+	// Asked again, everything comes from the cache.
+	again, err := tok.CountTokens(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, again); d != "" {
+		t.Errorf("cached counts (-want +got):\n%s", d)
+	}
+	if bodies, _ := seen(); len(bodies) != calls {
+		t.Errorf("%d more /tokenize calls for a query already answered", len(bodies)-calls)
+	}
+}
+
+func TestResolveTokenizer(t *testing.T) {
+	t.Parallel()
+	with, _ := startSubwordSim(t, false)
+	without, _ := startSubwordSim(t, true)
+	for name, tc := range map[string]struct {
+		mode, url string
+		want      string
+		hasTok    bool
+		err, log  string
+	}{
+		"auto, /tokenize answers": {mode: "auto", url: with, want: Engine, hasTok: true},
+		"default is auto":         {mode: "", url: with, want: Engine, hasTok: true},
+		"auto, no /tokenize":      {mode: "auto", url: without, want: Words, log: "prompt lengths are in whitespace words"},
+		"words":                   {mode: "words", url: with, want: Words, log: "--tokenizer words: prompt lengths are in whitespace words"},
+		"engine, no /tokenize":    {mode: "engine", url: without, err: "--tokenizer engine: the engine's /tokenize does not answer: text 0: engine /tokenize: HTTP 404"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logs bytes.Buffer
+			tok, got, err := Resolve(context.Background(), tc.mode, "--tokenizer", tc.url, "", "lmbench-sim", zerolog.New(&logs))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want || (tok != nil) != tc.hasTok {
+				t.Errorf("got %q (tokenizer %v), want %q (%v)", got, tok != nil, tc.want, tc.hasTok)
+			}
+			if !strings.Contains(logs.String(), tc.log) {
+				t.Errorf("log lacks %q:\n%s", tc.log, logs.String())
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"auto", "engine", "words"} {
+		if err := Check(v, "--tokenizer"); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	err := Check("./tokenizer.json", `key "tokenizer" in run.yaml`)
+	if err == nil || !strings.HasPrefix(err.Error(), `key "tokenizer" in run.yaml ./tokenizer.json: expected a Hugging Face tokenizer.json or a directory holding one: `) {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestEngineTokenizerErrorHidesCredentials(t *testing.T) {
+	t.Parallel()
+	tok := newEngineTokenizer("http://user:secret-pw@127.0.0.1:1/v1", "", "m")
+	_, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"x"}})
+	if err == nil || strings.Contains(err.Error(), "secret-pw") {
+		t.Errorf("error = %v, want one without the URL's password", err)
+	}
+}
