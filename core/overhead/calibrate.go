@@ -15,8 +15,8 @@ import (
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // Calibrate replays a finished run's measured schedule against the

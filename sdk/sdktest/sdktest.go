@@ -33,9 +33,9 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )

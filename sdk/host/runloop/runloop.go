@@ -1,14 +1,3 @@
-// Package runloop is the one interpreter of the workload protocol: it
-// steps a workload through its phases, keeps the content it registers,
-// checks and resolves the requests it returns, hands them to a transport,
-// and reports what finished back to the workload. The lmbench host runs it
-// on the real clock with its HTTP sender; sdktest runs it on a virtual
-// clock with a fake engine. Both get the same semantics, the same request
-// rules and the same errors, because there is only this copy.
-//
-// A Transport is the clock and the sender together: Send starts a request,
-// Poll and Wait hand back what finished. Time only moves inside Wait, so a
-// virtual transport can jump to the next event.
 package runloop
 
 import (
