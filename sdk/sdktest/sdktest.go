@@ -203,8 +203,8 @@ func Run[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript
 
 // RunE is Run returning the error (a *ConfigError for rejected options).
 // It drives the workload with the host's own interpreter (package
-// runloop), so a request the host would reject fails here with the same
-// error.
+// sdk/host/runloop), so a request the host would reject fails here with
+// the same error.
 func RunE[O any](def workload.Definition[O], o Options) (*Transcript, error) {
 	return drive(context.Background(), def.Name, workload.NewServer(def, logger(o)), o)
 }
