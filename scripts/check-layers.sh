@@ -23,7 +23,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 			if (index(pkg, m "/plugins") == 1 && (index(imp, m "/core") == 1 || index(imp, m "/cmd") == 1))
 				print pkg " imports " imp " (plugins import only the SDK)"
 			if ((index(pkg, m "/plugins") == 1 || index(pkg, m "/sdk/examples") == 1) && index(imp, m "/sdk/host/") == 1)
-				print pkg " imports " imp " (plugins import workload, exporter, option and sdktest, not the host-facing loop)"
+				print pkg " imports " imp " (the run loop belongs to the host: sdktest drives a plugin through it)"
 		}
 	}' | sort -u)
 if [ -n "$bad" ]; then
