@@ -63,8 +63,9 @@
 //   - pseudoword: the original's deterministic pseudo-word vocabulary.
 //
 // Shared with the lmbench host, and not needed by plugin authors:
-// protocol (the protocol's Go types and request rules), runloop (the one
-// interpreter of the protocol, which both the host and sdktest run) and
-// wire (gRPC and the handshake). Non-Go plugins implement the gRPC
+// protocol (the protocol's Go types and request rules), host/runloop (the
+// one interpreter of the protocol, which both the host and sdktest run;
+// plugins never import it, and make lint checks that) and wire (gRPC and
+// the handshake). Non-Go plugins implement the gRPC
 // services in sdk/proto directly (docs/plugins.md, "The wire contract").
 package sdk

@@ -1,5 +1,5 @@
 // Package dispatch is the run loop's transport on the real clock: the
-// path every request of a run takes from sdk/runloop to the engine
+// path every request of a run takes from sdk/host/runloop to the engine
 // sender. Each request is sent on its own goroutine, so sending never
 // waits for the loop; results come back over a channel; a deadline's last
 // stretch is slept in the kernel so a request due then leaves on time;

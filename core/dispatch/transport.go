@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // Sender sends one request and measures it; it never fails, a failure is

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // holdSender answers "fast" at once and holds every other request until

@@ -27,8 +27,8 @@ import (
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/core/telemetry"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // ExportTarget is an exporter as a run uses it (plugin.Exporter). Its

@@ -23,8 +23,8 @@ import (
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // fakeExporter is an ExportTarget that keeps what it was given. Like the

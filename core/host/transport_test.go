@@ -16,11 +16,11 @@ import (
 
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
-// These tests run the one interpreter (sdk/runloop) on the host's real
+// These tests run the one interpreter (sdk/host/runloop) on the host's real
 // clock transport, with fake workloads and senders: what the host adds is
 // the goroutine per request, the channel of results, the timer and the
 // sends' own context. Where timing matters they wait on signals, not sleeps.

@@ -9,8 +9,8 @@ import (
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // DefaultBlockSize is vLLM's default KV block, in tokens.

@@ -15,13 +15,13 @@ import (
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 )
 
 // Calibrate replays a finished run's measured schedule against the
 // built-in engine with every cost at zero, through the run loop and the
-// real-clock transport a run dispatches with (sdk/runloop, core/dispatch):
+// real-clock transport a run dispatches with (sdk/host/runloop, core/dispatch):
 // the schedule is an open-loop workload handing its requests over ahead,
 // each due at its offset. What TTFT and dispatch lag remain are the
 // client's, for that schedule on this machine.

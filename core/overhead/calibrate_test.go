@@ -17,8 +17,8 @@ import (
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 

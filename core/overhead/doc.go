@@ -10,7 +10,7 @@
 //
 // [Calibrate] (lmbench calibrate) replays a finished run's measured
 // schedule against the built-in engine with every cost at zero, through
-// the same run loop (sdk/runloop) and real-clock transport
+// the same run loop (sdk/host/runloop) and real-clock transport
 // (core/dispatch) a run uses, the schedule handed over by an in-process
 // open-loop workload: what TTFT and dispatch lag remain are the client's.
 package overhead

@@ -97,119 +97,170 @@ func (v *Validator) CheckContent(c Content, known func(id string) (string, bool)
 // Check checks one request. known tells whether a content id is
 // registered (and not released). On success the id counts as used.
 func (v *Validator) Check(r *Request, known func(id string) (string, bool)) error {
-	bad := func(field, problem string, args ...any) error {
-		return &RequestError{Plugin: v.Plugin, RequestID: r.ID, Field: field, Problem: fmt.Sprintf(problem, args...)}
+	c := requestCheck{v: v, r: r, known: known}
+	if err := c.fields(); err != nil {
+		return err
 	}
-	l := v.Limits
+	var err error
+	if r.Completion {
+		err = c.completion()
+	} else {
+		err = c.chat()
+	}
+	if err != nil {
+		return err
+	}
+	if c.size > v.Limits.MaxTextBytes {
+		return c.bad("text", "%d bytes once resolved, more than the %d allowed", c.size, v.Limits.MaxTextBytes)
+	}
+	h := maphash.String(v.seed, r.ID)
+	if v.seen.has(h) {
+		return c.bad("id", "is not unique: an earlier request of this run has it")
+	}
+	v.seen.add(h)
+	return nil
+}
+
+// requestCheck is one call of Check: the request, and the size of its
+// text resolved so far.
+type requestCheck struct {
+	v     *Validator
+	r     *Request
+	known func(id string) (string, bool)
+	size  int
+}
+
+func (c *requestCheck) bad(field, problem string, args ...any) error {
+	return &RequestError{Plugin: c.v.Plugin, RequestID: c.r.ID, Field: field, Problem: fmt.Sprintf(problem, args...)}
+}
+
+// fields checks the request's scalar fields and its tags.
+func (c *requestCheck) fields() error {
+	r, l := c.r, c.v.Limits
 	switch {
 	case r.ID == "":
-		return bad("id", "is empty")
+		return c.bad("id", "is empty")
 	case len(r.ID) > l.MaxIDBytes:
-		return bad("id", "longer than %d bytes", l.MaxIDBytes)
+		return c.bad("id", "longer than %d bytes", l.MaxIDBytes)
 	case r.MaxTokens < 1:
-		return bad("max_tokens", "must be >= 1, got %d", r.MaxTokens)
+		return c.bad("max_tokens", "must be >= 1, got %d", r.MaxTokens)
 	case r.MaxTokens > l.MaxTokens:
-		return bad("max_tokens", "must be <= %d, got %d", l.MaxTokens, r.MaxTokens)
+		return c.bad("max_tokens", "must be <= %d, got %d", l.MaxTokens, r.MaxTokens)
 	case r.MaxInFlight < 0:
-		return bad("max_in_flight", "must be >= 0, got %d", r.MaxInFlight)
+		return c.bad("max_in_flight", "must be >= 0, got %d", r.MaxInFlight)
 	case r.HasScheduled && r.Scheduled < 0:
-		return bad("scheduled", "must be >= 0, got %v", r.Scheduled)
+		return c.bad("scheduled", "must be >= 0, got %v", r.Scheduled)
 	case r.HasExpectedCached && r.ExpectedCachedTokens < 0:
-		return bad("expected_cached_tokens", "must be >= 0, got %d", r.ExpectedCachedTokens)
+		return c.bad("expected_cached_tokens", "must be >= 0, got %d", r.ExpectedCachedTokens)
 	case r.TargetTier != "" && !slices.Contains(Tiers, r.TargetTier):
-		return bad("target_tier", "must be one of %s or empty, got %q", strings.Join(Tiers, ", "), r.TargetTier)
+		return c.bad("target_tier", "must be one of %s or empty, got %q", strings.Join(Tiers, ", "), r.TargetTier)
 	case len(r.Tags) > l.MaxTags:
-		return bad("tags", "%d tags, at most %d", len(r.Tags), l.MaxTags)
+		return c.bad("tags", "%d tags, at most %d", len(r.Tags), l.MaxTags)
 	}
 	for k, val := range r.Tags {
 		switch {
 		case k == "":
-			return bad("tags", "a tag has an empty key")
+			return c.bad("tags", "a tag has an empty key")
 		case len(k) > l.MaxTagBytes || len(val) > l.MaxTagBytes:
-			return bad("tags["+k+"]", "key or value longer than %d bytes", l.MaxTagBytes)
+			return c.bad("tags["+k+"]", "key or value longer than %d bytes", l.MaxTagBytes)
 		}
 	}
-	size := 0
-	segs := func(field string, ss []Segment) error {
-		for i, s := range ss {
-			if s.Ref == "" {
-				size += len(s.Text)
-				continue
-			}
-			t, ok := known(s.Ref)
-			if !ok {
-				return bad(fmt.Sprintf("%s[%d]", field, i), "references content %q, which is not registered (or was released)", s.Ref)
-			}
-			size += len(t)
+	return nil
+}
+
+// segments checks that every reference of field is registered, and adds
+// the text to the request's size.
+func (c *requestCheck) segments(field string, ss []Segment) error {
+	for i, s := range ss {
+		if s.Ref == "" {
+			c.size += len(s.Text)
+			continue
 		}
-		return nil
+		t, ok := c.known(s.Ref)
+		if !ok {
+			return c.bad(fmt.Sprintf("%s[%d]", field, i), "references content %q, which is not registered (or was released)", s.Ref)
+		}
+		c.size += len(t)
 	}
-	if r.Completion {
-		switch {
-		case len(r.Messages) > 0:
-			return bad("messages", "a completions request has a prompt, not messages")
-		case len(r.Tools) > 0:
-			return bad("tools", "tools need a chat request, not a completions prompt")
-		}
-		if err := segs("prompt", r.Prompt); err != nil {
+	return nil
+}
+
+// completion checks a completions request: a prompt, nothing of a chat.
+func (c *requestCheck) completion() error {
+	r := c.r
+	switch {
+	case len(r.Messages) > 0:
+		return c.bad("messages", "a completions request has a prompt, not messages")
+	case len(r.Tools) > 0:
+		return c.bad("tools", "tools need a chat request, not a completions prompt")
+	}
+	if err := c.segments("prompt", r.Prompt); err != nil {
+		return err
+	}
+	if c.size == 0 {
+		return c.bad("prompt", "is empty")
+	}
+	return nil
+}
+
+// chat checks a chat request: its messages, then its tools.
+func (c *requestCheck) chat() error {
+	r := c.r
+	if len(r.Prompt) > 0 {
+		return c.bad("prompt", "a chat request has messages, not a prompt (set Completion for a completions request)")
+	}
+	if len(r.Messages) == 0 {
+		return c.bad("messages", "a chat request needs at least one message")
+	}
+	for i, m := range r.Messages {
+		if err := c.message(fmt.Sprintf("messages[%d]", i), m); err != nil {
 			return err
 		}
-		if size == 0 {
-			return bad("prompt", "is empty")
-		}
-	} else {
-		if len(r.Prompt) > 0 {
-			return bad("prompt", "a chat request has messages, not a prompt (set Completion for a completions request)")
-		}
-		if len(r.Messages) == 0 {
-			return bad("messages", "a chat request needs at least one message")
-		}
-		for i, m := range r.Messages {
-			f := fmt.Sprintf("messages[%d]", i)
-			if !roles[m.Role] {
-				return bad(f+".role", "must be system, user, assistant, tool or developer, got %q", m.Role)
-			}
-			if err := segs(f+".content", m.Content); err != nil {
-				return err
-			}
-			if len(m.ToolCalls) > 0 && m.Role != "assistant" {
-				return bad(f+".tool_calls", "only an assistant message has tool calls, this one is %s", m.Role)
-			}
-			for j, tc := range m.ToolCalls {
-				if tc.ID == "" || !toolNameRE.MatchString(tc.Name) {
-					return bad(fmt.Sprintf("%s.tool_calls[%d]", f, j), "needs an id and a function name of 1-64 letters, digits, _ or -, got id %q name %q", tc.ID, tc.Name)
-				}
-				size += len(tc.Arguments)
-			}
-			if m.Role == "tool" && m.ToolCallID == "" {
-				return bad(f+".tool_call_id", "a tool message names the call it answers")
-			}
-			if m.Role != "tool" && m.ToolCallID != "" {
-				return bad(f+".tool_call_id", "only a tool message answers a call, this one is %s", m.Role)
-			}
-		}
-		toolBytes := 0
-		for i, t := range r.Tools {
-			f := fmt.Sprintf("tools[%d]", i)
-			if !toolNameRE.MatchString(t.Name) {
-				return bad(f+".name", "must be 1-64 letters, digits, _ or -, got %q", t.Name)
-			}
-			if t.Parameters != "" && !json.Valid([]byte(t.Parameters)) {
-				return bad(f+".parameters", "is not valid JSON")
-			}
-			toolBytes += len(t.Name) + len(t.Description) + len(t.Parameters)
-		}
-		if toolBytes > l.MaxToolsBytes {
-			return bad("tools", "%d bytes, at most %d", toolBytes, l.MaxToolsBytes)
-		}
 	}
-	if size > l.MaxTextBytes {
-		return bad("text", "%d bytes once resolved, more than the %d allowed", size, l.MaxTextBytes)
+	return c.tools()
+}
+
+// message checks one chat message, f naming it (messages[i]).
+func (c *requestCheck) message(f string, m Message) error {
+	if !roles[m.Role] {
+		return c.bad(f+".role", "must be system, user, assistant, tool or developer, got %q", m.Role)
 	}
-	h := maphash.String(v.seed, r.ID)
-	if v.seen.has(h) {
-		return bad("id", "is not unique: an earlier request of this run has it")
+	if err := c.segments(f+".content", m.Content); err != nil {
+		return err
 	}
-	v.seen.add(h)
+	if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+		return c.bad(f+".tool_calls", "only an assistant message has tool calls, this one is %s", m.Role)
+	}
+	for j, tc := range m.ToolCalls {
+		if tc.ID == "" || !toolNameRE.MatchString(tc.Name) {
+			return c.bad(fmt.Sprintf("%s.tool_calls[%d]", f, j), "needs an id and a function name of 1-64 letters, digits, _ or -, got id %q name %q", tc.ID, tc.Name)
+		}
+		c.size += len(tc.Arguments)
+	}
+	if m.Role == "tool" && m.ToolCallID == "" {
+		return c.bad(f+".tool_call_id", "a tool message names the call it answers")
+	}
+	if m.Role != "tool" && m.ToolCallID != "" {
+		return c.bad(f+".tool_call_id", "only a tool message answers a call, this one is %s", m.Role)
+	}
+	return nil
+}
+
+// tools checks a chat request's tools and their total size.
+func (c *requestCheck) tools() error {
+	toolBytes := 0
+	for i, t := range c.r.Tools {
+		f := fmt.Sprintf("tools[%d]", i)
+		if !toolNameRE.MatchString(t.Name) {
+			return c.bad(f+".name", "must be 1-64 letters, digits, _ or -, got %q", t.Name)
+		}
+		if t.Parameters != "" && !json.Valid([]byte(t.Parameters)) {
+			return c.bad(f+".parameters", "is not valid JSON")
+		}
+		toolBytes += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	if toolBytes > c.v.Limits.MaxToolsBytes {
+		return c.bad("tools", "%d bytes, at most %d", toolBytes, c.v.Limits.MaxToolsBytes)
+	}
 	return nil
 }

@@ -33,9 +33,9 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
+	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/protocol"
-	"github.com/lmbench/lmbench/sdk/runloop"
 	"github.com/lmbench/lmbench/sdk/wire"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -203,8 +203,8 @@ func Run[O any](t testing.TB, def workload.Definition[O], o Options) *Transcript
 
 // RunE is Run returning the error (a *ConfigError for rejected options).
 // It drives the workload with the host's own interpreter (package
-// runloop), so a request the host would reject fails here with the same
-// error.
+// sdk/host/runloop), so a request the host would reject fails here with
+// the same error.
 func RunE[O any](def workload.Definition[O], o Options) (*Transcript, error) {
 	return drive(context.Background(), def.Name, workload.NewServer(def, logger(o)), o)
 }
