@@ -419,7 +419,7 @@ func TestWarmup(t *testing.T) {
 	if warm[0].MaxTokens != 1 {
 		t.Errorf("warmup max_tokens %d, want 1", warm[0].MaxTokens)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup 1/1", "Warmup complete: 1 dummy request"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 }
@@ -437,7 +437,7 @@ func TestWarmupFailureLogged(t *testing.T) {
 	if d := cmp.Diff([]string{"Warmup request failed: HTTP 500: engine overloaded"}, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup 1/1", "Warmup complete: 1 dummy request"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 	// A failed warmup does not stop the run.
