@@ -149,16 +149,6 @@ func TestShardErrors(t *testing.T) {
 			want:   "document-length: 2 documents (--kv-cache-volume × tokens per GB / document length) cannot be split among 4 shards (--shard 2/4): each shard needs at least one; raise --kv-cache-volume, lower --ldqa-document-length or use fewer shards",
 		},
 	} {
-		for _, caps := range [][]string{nil, {}} {
-			// nil: a host with check-options (PrecheckShard); {}: an older one (New).
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: tc.common, HostCapabilities: caps})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("%s, caps %v: got %v, want a ConfigError", tc.name, caps, err)
-			}
-			if d := cmp.Diff(tc.want, ce.Error()); d != "" {
-				t.Errorf("%s, caps %v: error (-want +got):\n%s", tc.name, caps, d)
-			}
-		}
+		sdktest.CheckRefused(t, Definition, sdktest.Options{Options: tc.opts, Common: tc.common}, tc.want)
 	}
 }
