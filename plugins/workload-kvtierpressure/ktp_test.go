@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"path/filepath"
 	"strconv"
@@ -195,30 +194,17 @@ func TestLRUModel(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	t.Parallel()
-	for name, tc := range map[string]struct {
-		o    sdktest.Options
-		want []option.FieldError
-	}{
-		"no capacity": {sdktest.Options{Options: map[string]any{"context-length": 20}, Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: -1}},
-			[]option.FieldError{{Option: "pool-size", Message: "pool_size was not given and cannot be derived: no cache capacity is known (--kv-cache-volume 1 GB, -1 tokens per GB). Pass --ktp-pool-size, or --tokens-per-gb-kvcache / --lmcache-url"}}},
-		"docs above pool": {withOpts(small(), "pool-size", 3, "docs-per-request", 4), []option.FieldError{{Option: "docs-per-request",
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: -1}}, []sdktest.FieldErrorCase{
+		{Name: "no capacity", Options: map[string]any{"context-length": 20},
+			Want: []option.FieldError{{Option: "pool-size", Message: "pool_size was not given and cannot be derived: no cache capacity is known (--kv-cache-volume 1 GB, -1 tokens per GB). Pass --ktp-pool-size, or --tokens-per-gb-kvcache / --lmcache-url"}}},
+	})
+	sdktest.CheckFieldErrors(t, Definition, small(), []sdktest.FieldErrorCase{
+		{Name: "docs above pool", Options: map[string]any{"pool-size": 3, "docs-per-request": 4}, Want: []option.FieldError{{Option: "docs-per-request",
 			Message: "docs_per_request (4) must be <= pool_size (3): a request cannot carry more distinct documents than the pool holds"}}},
-		"overflow 0": {withOpts(small(), "overflow-factor", 0.0), []option.FieldError{{Option: "overflow-factor", Message: "overflow_factor must be positive, got 0"}}},
-		"pool too large": {withOpts(small(), "pool-size", 1<<20, "context-length", 1<<10), []option.FieldError{{Option: "pool-size",
+		{Name: "overflow 0", Options: map[string]any{"overflow-factor": 0.0}, Want: []option.FieldError{{Option: "overflow-factor", Message: "overflow_factor must be positive, got 0"}}},
+		{Name: "pool too large", Options: map[string]any{"pool-size": 1 << 20, "context-length": 1 << 10}, Want: []option.FieldError{{Option: "pool-size",
 			Message: "the pool of 1048576 documents of 1024 tokens is 1073741824 tokens of text; at most 268435456 fit: lower --ktp-pool-size, --ktp-overflow-factor or --ktp-context-length"}}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, tc.o)
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 }
 
 // The tier check sets the cached tokens the engine reports against the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -85,19 +84,8 @@ func TestShardPart(t *testing.T) {
 // for a host that skips the check.
 func TestShardInflightTooFew(t *testing.T) {
 	t.Parallel()
-	noCheck := slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.CheckOptions })
-	for _, caps := range [][]string{nil, noCheck} {
-		o := withOpts(small(), "num-inflight-requests", 3)
-		o.Common.Shard, o.HostCapabilities = protocol.Shard{Index: 3, Count: 4}, caps
-		_, err := sdktest.RunE(Definition, o)
-		var ce *sdktest.ConfigError
-		if !errors.As(err, &ce) {
-			t.Fatalf("host capabilities %v: error %v, want a configuration error", caps, err)
-		}
-		want := []protocol.FieldError{{Option: "num-inflight-requests",
-			Message: "3 in flight cannot be divided among 4 shards (--shard 3/4): it is the whole run's limit, each shard needs at least 1; raise it to 4 or use fewer shards"}}
-		if d := cmp.Diff(want, ce.Fields()); d != "" {
-			t.Errorf("host capabilities %v: errors (-want +got):\n%s", caps, d)
-		}
-	}
+	o := withOpts(small(), "num-inflight-requests", 3)
+	o.Common.Shard = protocol.Shard{Index: 3, Count: 4}
+	sdktest.CheckRefused(t, Definition, o,
+		"num-inflight-requests: 3 in flight cannot be divided among 4 shards (--shard 3/4): it is the whole run's limit, each shard needs at least 1; raise it to 4 or use fewer shards")
 }

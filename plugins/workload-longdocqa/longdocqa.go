@@ -112,8 +112,8 @@ type longDocQA struct {
 	shard     workload.Shard
 	owned     []int // the documents this shard sends (all when unsharded)
 	limit     int   // the shard's part of num-inflight-requests
-	warmed    int   // documents sent in warmup (index into owned)
-	next      int   // index into schedule
+	warmup    workload.SequentialWarmup
+	next      int // index into schedule
 	// lookAhead: the host holds a request for a slot (WithMaxInFlight).
 	lookAhead bool
 }
@@ -145,7 +145,7 @@ func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
 	// The unsharded order, filtered to the shard's documents.
 	plan := slices.DeleteFunc(schedule(n, o.QueryPerDocument, o.ShufflePolicy, env.Seed),
 		func(p pair) bool { return !env.Shard.Owns(p.Doc) })
-	return &longDocQA{
+	w := &longDocQA{
 		shard:     env.Shard,
 		owned:     owned,
 		limit:     env.Shard.Share(o.NumInflightRequests),
@@ -158,7 +158,11 @@ func newLongDocQA(o Options, env workload.Env) (workload.Workload, error) {
 		docs:      make([]workload.Segment, n),
 		schedule:  plan,
 		lookAhead: env.HostHas(protocol.LookAhead),
-	}, nil
+	}
+	// The documents one at a time, each once the previous one finished,
+	// so every document is in the cache before measuring starts.
+	w.warmup = workload.SequentialWarmup{N: len(owned), Request: w.warmupRequest, Log: env.Logger, What: "documents sent"}
+	return w, nil
 }
 
 func (w *longDocQA) Resolved() map[string]any { return map[string]any{"num-documents": w.numDocs} }
@@ -214,28 +218,12 @@ func (w *longDocQA) document(d int) workload.Segment {
 }
 
 func (w *longDocQA) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
-	switch in.Phase {
-	case workload.Warmup:
-		return w.warmupStep(in), nil
-	case workload.Measure:
-		return w.measureStep(in), nil
-	}
-	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+	return workload.ByPhase(in, w.warmup.Step, w.measureStep)
 }
 
-// warmupStep sends the documents one at a time, each once the previous one
-// finished, so every document is in the cache before measuring starts.
-func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
-	if in.InFlight > 0 {
-		return workload.WaitForFinish()
-	}
-	if w.warmed == len(w.owned) {
-		w.log.Info().Msgf("Warmup complete: %d documents sent", len(w.owned))
-		return workload.Done()
-	}
-	d := w.owned[w.warmed]
-	w.warmed++
-	w.log.Info().Msgf("Warmup %d/%d", w.warmed, len(w.owned))
+// warmupRequest is the warmup's i-th request: the shard's i-th document.
+func (w *longDocQA) warmupRequest(i int) workload.Request {
+	d := w.owned[i]
 	req := workload.Chat("warmup_doc"+strconv.Itoa(d), workload.User(w.document(d))).
 		WithMaxTokens(1).
 		WithExpectedReuse(0, ""). // each document's first request is cold
@@ -243,7 +231,7 @@ func (w *longDocQA) warmupStep(in workload.StepInput) workload.StepOutput {
 	if w.exact != nil {
 		req = req.WithPromptTokens(w.exact.warm[d])
 	}
-	return workload.Send(req).WaitForFinish()
+	return req
 }
 
 // lookAheadDepth is how many requests long-doc-qa hands over beyond those

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,24 +24,6 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 var twoDocs = workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 200}
 
 func twoDocOptions() map[string]any { return map[string]any{"document-length": 100} }
-
-// content returns the single user message of a request.
-func content(t *testing.T, s sdktest.Sent) string {
-	t.Helper()
-	if len(s.Messages) != 1 || s.Messages[0].Role != "user" {
-		t.Fatalf("%s: want one user message, got %+v", s.ID, s.Messages)
-	}
-	return s.Messages[0].Content
-}
-
-// latencyEngine answers successfully after 1–7 ms depending on the id, so
-// requests finish out of order.
-func latencyEngine(s sdktest.Sent) sdktest.Reply {
-	h := fnv.New32a()
-	h.Write([]byte(s.ID))
-	lat := time.Duration(1+h.Sum32()%7) * time.Millisecond
-	return sdktest.Reply{Success: true, TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
-}
 
 func TestSchema(t *testing.T) {
 	t.Parallel()
@@ -105,40 +85,23 @@ func TestConfigCustom(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"document length 0", map[string]any{"document-length": 0},
-			[]option.FieldError{{Option: "document-length", Message: "document_length must be positive, got 0"}}},
-		{"document length -1", map[string]any{"document-length": -1},
-			[]option.FieldError{{Option: "document-length", Message: "document_length must be positive, got -1"}}},
-		{"queries 0", map[string]any{"query-per-document": 0},
-			[]option.FieldError{{Option: "query-per-document", Message: "query_per_document must be >= 1, got 0"}}},
-		{"inflight 0", map[string]any{"num-inflight-requests": 0},
-			[]option.FieldError{{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got 0"}}},
-		{"policy unknown", map[string]any{"shuffle-policy": "unknown"},
-			[]option.FieldError{{Option: "shuffle-policy", Message: "shuffle_policy must be 'random' or 'tile', got 'unknown'"}}},
-		{"all reported together", map[string]any{"document-length": 0, "num-inflight-requests": -2},
-			[]option.FieldError{
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{Common: twoDocs}, []sdktest.FieldErrorCase{
+		{Name: "document length 0", Options: map[string]any{"document-length": 0},
+			Want: []option.FieldError{{Option: "document-length", Message: "document_length must be positive, got 0"}}},
+		{Name: "document length -1", Options: map[string]any{"document-length": -1},
+			Want: []option.FieldError{{Option: "document-length", Message: "document_length must be positive, got -1"}}},
+		{Name: "queries 0", Options: map[string]any{"query-per-document": 0},
+			Want: []option.FieldError{{Option: "query-per-document", Message: "query_per_document must be >= 1, got 0"}}},
+		{Name: "inflight 0", Options: map[string]any{"num-inflight-requests": 0},
+			Want: []option.FieldError{{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got 0"}}},
+		{Name: "policy unknown", Options: map[string]any{"shuffle-policy": "unknown"},
+			Want: []option.FieldError{{Option: "shuffle-policy", Message: "shuffle_policy must be 'random' or 'tile', got 'unknown'"}}},
+		{Name: "all reported together", Options: map[string]any{"document-length": 0, "num-inflight-requests": -2},
+			Want: []option.FieldError{
 				{Option: "document-length", Message: "document_length must be positive, got 0"},
 				{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got -2"},
 			}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: twoDocs})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 }
 
 func TestValidateShufflePolicy(t *testing.T) {
@@ -238,7 +201,7 @@ func TestDocuments(t *testing.T) {
 		t.Fatalf("%d documents warmed up, want 2", len(warm))
 	}
 	for i, s := range warm {
-		c := content(t, s)
+		c := sdktest.UserText(t, s)
 		if prefix := fmt.Sprintf("Document %d: ", i); !strings.HasPrefix(c, prefix) {
 			t.Errorf("document %d starts %.20q, want prefix %q", i, c, prefix)
 		}
@@ -402,7 +365,7 @@ func TestMessageFormat(t *testing.T) {
 		if !ok {
 			t.Fatalf("no request %s", tc.id)
 		}
-		if got := content(t, s); got != tc.want {
+		if got := sdktest.UserText(t, s); got != tc.want {
 			t.Errorf("%s: content ends %q, want %q", tc.id, got[len(doc1):], tc.want[len(doc1):])
 		}
 		if s.MaxTokens != workload.DefaultMaxTokens {
@@ -419,14 +382,14 @@ func TestWarmup(t *testing.T) {
 	log, logs := sdktest.CaptureLogs()
 	tr := sdktest.Run(t, Definition, sdktest.Options{
 		Options: map[string]any{"document-length": 100}, Common: workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 300},
-		Engine: latencyEngine, Logger: log,
+		Engine: sdktest.OutOfOrderEngine, Logger: log,
 	})
 	warm := tr.Warmup()
 	if d := cmp.Diff([]string{"warmup_doc0", "warmup_doc1", "warmup_doc2"}, sdktest.IDs(warm)); d != "" {
 		t.Errorf("warmup ids (-want +got):\n%s", d)
 	}
 	for i, s := range warm {
-		if c := content(t, s); c != documentText(i, fillerBody(90)) {
+		if c := sdktest.UserText(t, s); c != documentText(i, fillerBody(90)) {
 			t.Errorf("%s: sends %.40q…, want the document only", s.ID, c)
 		}
 		if s.MaxTokens != 1 {
@@ -475,7 +438,7 @@ func TestDispatchBound(t *testing.T) {
 			tr := sdktest.Run(t, Definition, sdktest.Options{
 				Options: map[string]any{"document-length": 100, "query-per-document": 3, "num-inflight-requests": limit},
 				Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 600},
-				Engine:  latencyEngine, Logger: log,
+				Engine:  sdktest.OutOfOrderEngine, Logger: log,
 			})
 			measured := tr.Measured()
 			if len(measured) != 18 {
@@ -514,7 +477,7 @@ func TestDemoConfig(t *testing.T) {
 	tr := sdktest.RunGRPC(t, Definition, sdktest.Options{
 		Options: map[string]any{"document-length": 2000},
 		Common:  workload.Common{KVCacheVolumeGB: 1, TokensPerGB: 8192},
-		Engine:  latencyEngine,
+		Engine:  sdktest.OutOfOrderEngine,
 	})
 	if len(tr.Warmup()) != 4 || len(tr.Measured()) != 8 || tr.Planned != 8 {
 		t.Errorf("warmup %d, measured %d, planned %d; want 4, 8, 8", len(tr.Warmup()), len(tr.Measured()), tr.Planned)

@@ -33,7 +33,7 @@ func TestSharding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := sdktest.Options{Options: tc.opts, Common: tc.common, Engine: latencyEngine}
+			o := sdktest.Options{Options: tc.opts, Common: tc.common, Engine: sdktest.OutOfOrderEngine}
 			if tc.tokens {
 				o.Tokens = &sdktest.FakeTokenizer{}
 			}
@@ -50,7 +50,7 @@ func TestSharding(t *testing.T) {
 func TestShardPart(t *testing.T) {
 	t.Parallel()
 	opts := map[string]any{"document-length": 100, "query-per-document": 3, "num-inflight-requests": 5}
-	whole := sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: sevenDocs, Engine: latencyEngine})
+	whole := sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: sevenDocs, Engine: sdktest.OutOfOrderEngine})
 	for i, tc := range []struct {
 		docs     []string
 		inFlight int
@@ -61,7 +61,7 @@ func TestShardPart(t *testing.T) {
 	} {
 		common := sevenDocs
 		common.Shard = workload.Shard{Index: i, Count: 3}
-		tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: common, Engine: latencyEngine})
+		tr := sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: common, Engine: sdktest.OutOfOrderEngine})
 		owns := func(s sdktest.Sent) bool {
 			for _, d := range tc.docs {
 				if s.Tags["doc"] == d {
@@ -149,16 +149,6 @@ func TestShardErrors(t *testing.T) {
 			want:   "document-length: 2 documents (--kv-cache-volume × tokens per GB / document length) cannot be split among 4 shards (--shard 2/4): each shard needs at least one; raise --kv-cache-volume, lower --ldqa-document-length or use fewer shards",
 		},
 	} {
-		for _, caps := range [][]string{nil, {}} {
-			// nil: a host with check-options (PrecheckShard); {}: an older one (New).
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: tc.common, HostCapabilities: caps})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("%s, caps %v: got %v, want a ConfigError", tc.name, caps, err)
-			}
-			if d := cmp.Diff(tc.want, ce.Error()); d != "" {
-				t.Errorf("%s, caps %v: error (-want +got):\n%s", tc.name, caps, d)
-			}
-		}
+		sdktest.CheckRefused(t, Definition, sdktest.Options{Options: tc.opts, Common: tc.common}, tc.want)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"math"
 	"testing"
 	"time"
@@ -55,7 +54,7 @@ func runOpenLoop(t *testing.T, kind string, burstiness float64, seed int64) []sd
 	tr := sdktest.Run(t, Definition, sdktest.Options{
 		Options: openLoop(kind, burstiness),
 		Common:  c,
-		Engine:  fixedLatency(time.Millisecond),
+		Engine:  sdktest.FixedEngine(time.Millisecond),
 	})
 	want, err := arrival.New(kind, 20, burstiness, seed)
 	if err != nil {
@@ -188,36 +187,20 @@ func enumOf(t *testing.T, name string) []string {
 
 func TestInvalidArrivalOptions(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"unknown arrival", with("arrival", "bursty"),
-			[]option.FieldError{{Option: "arrival", Message: `must be one of constant, poisson, gamma, got "bursty"`}}},
-		{"burstiness 0", with("arrival", "gamma", "burstiness", 0.0),
-			[]option.FieldError{{Option: "burstiness", Message: "must be a positive, finite gamma shape, got 0"}}},
-		{"burstiness NaN", with("arrival", "gamma", "burstiness", math.NaN()),
-			[]option.FieldError{{Option: "burstiness", Message: "must be a positive, finite gamma shape, got NaN"}}},
-		{"burstiness with poisson", with("arrival", "poisson", "burstiness", 0.5),
-			[]option.FieldError{{Option: "burstiness", Message: "applies to gamma arrivals only (poisson is gamma with burstiness 1), got 0.5 with poisson"}}},
-		{"burstiness with the default arrival", with("burstiness", 2.0),
-			[]option.FieldError{{Option: "burstiness", Message: "applies to gamma arrivals only (poisson is gamma with burstiness 1), got 2 with constant"}}},
-		{"qps keeps the original's message", with("arrival", "poisson", "qps", 0.0),
-			[]option.FieldError{{Option: "qps", Message: "qps must be positive, got 0.0"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: threeSessions})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{Common: threeSessions}, []sdktest.FieldErrorCase{
+		{Name: "unknown arrival", Options: with("arrival", "bursty"),
+			Want: []option.FieldError{{Option: "arrival", Message: `must be one of constant, poisson, gamma, got "bursty"`}}},
+		{Name: "burstiness 0", Options: with("arrival", "gamma", "burstiness", 0.0),
+			Want: []option.FieldError{{Option: "burstiness", Message: "must be a positive, finite gamma shape, got 0"}}},
+		{Name: "burstiness NaN", Options: with("arrival", "gamma", "burstiness", math.NaN()),
+			Want: []option.FieldError{{Option: "burstiness", Message: "must be a positive, finite gamma shape, got NaN"}}},
+		{Name: "burstiness with poisson", Options: with("arrival", "poisson", "burstiness", 0.5),
+			Want: []option.FieldError{{Option: "burstiness", Message: "applies to gamma arrivals only (poisson is gamma with burstiness 1), got 0.5 with poisson"}}},
+		{Name: "burstiness with the default arrival", Options: with("burstiness", 2.0),
+			Want: []option.FieldError{{Option: "burstiness", Message: "applies to gamma arrivals only (poisson is gamma with burstiness 1), got 2 with constant"}}},
+		{Name: "qps keeps the original's message", Options: with("arrival", "poisson", "qps", 0.0),
+			Want: []option.FieldError{{Option: "qps", Message: "qps must be positive, got 0.0"}}},
+	})
 }
 
 func TestContractPoisson(t *testing.T) {
@@ -251,7 +234,7 @@ func TestLookAheadSendsTheSame(t *testing.T) {
 			opts := openLoop(arrival.Poisson, 1)
 			opts["qps"], opts["duration"] = tc.qps, 10.0
 			run := func(caps []string) *sdktest.Transcript {
-				return sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: tc.common, Engine: fixedLatency(tc.latency), HostCapabilities: caps})
+				return sdktest.Run(t, Definition, sdktest.Options{Options: opts, Common: tc.common, Engine: sdktest.FixedEngine(tc.latency), HostCapabilities: caps})
 			}
 			ahead, old := run(nil), run([]string{})
 			if len(old.Measured()) < 100 {

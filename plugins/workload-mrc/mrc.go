@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -189,8 +188,8 @@ type multiRoundChat struct {
 	query    workload.Segment
 	shard    workload.Shard
 	owned    []int // the sessions this shard drives (all when unsharded)
-	warmed   int   // sessions sent in warmup (index into owned)
-	next     int   // global index of the next measured request
+	warmup   workload.SequentialWarmup
+	next     int // global index of the next measured request
 	pending  map[string]pendingRound
 	exact    *exactTexts // lengths in the engine's tokens; nil: in words, as the original
 	declare  bool        // the host takes expected reuse (protocol.ExpectedReuse)
@@ -238,6 +237,9 @@ func newMultiRoundChat(o Options, env workload.Env) (workload.Workload, error) {
 			w.owned = append(w.owned, i)
 		}
 	}
+	// One request per session, one at a time, each once the previous one
+	// finished. Warmup answers are not recorded.
+	w.warmup = workload.SequentialWarmup{N: len(w.owned), Request: w.warmupRequest, Log: env.Logger, What: "sessions"}
 	return w, nil
 }
 
@@ -358,28 +360,13 @@ func (w *multiRoundChat) queryRef() workload.Segment {
 }
 
 func (w *multiRoundChat) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
-	switch in.Phase {
-	case workload.Warmup:
-		return w.warmupStep(in), nil
-	case workload.Measure:
-		return w.measureStep(in), nil
-	}
-	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+	return workload.ByPhase(in, w.warmup.Step, w.measureStep)
 }
 
-// warmupStep sends one request per session, one at a time, each once the
-// previous one finished. Warmup answers are not recorded.
-func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
-	if in.InFlight > 0 {
-		return workload.WaitForFinish()
-	}
-	if w.warmed == len(w.owned) {
-		w.log.Info().Msgf("Warmup complete: %d sessions", len(w.owned))
-		return workload.Done()
-	}
-	i := w.owned[w.warmed]
-	w.warmed++
-	w.log.Info().Msgf("Warmup %d/%d", w.warmed, len(w.owned))
+// warmupRequest is the warmup's k-th request: the first of the shard's
+// k-th session.
+func (w *multiRoundChat) warmupRequest(k int) workload.Request {
+	i := w.owned[k]
 	s := w.session(i)
 	req := workload.Chat("warmup_s"+strconv.Itoa(i), s.messages(workload.Text(warmupQuery))...).
 		WithMaxTokens(1).
@@ -387,7 +374,7 @@ func (w *multiRoundChat) warmupStep(in workload.StepInput) workload.StepOutput {
 	if w.exact != nil {
 		req = req.WithPromptTokens(w.exact.warm[i])
 	}
-	return workload.Send(req).WaitForFinish()
+	return req
 }
 
 // measureStep sends every request that is due, in round-robin session

@@ -45,14 +45,6 @@ func with(kv ...any) map[string]any {
 	return o
 }
 
-// fixedLatency answers every request successfully after d, with a text
-// naming the request.
-func fixedLatency(d time.Duration) sdktest.Engine {
-	return func(s sdktest.Sent) sdktest.Reply {
-		return sdktest.Reply{Success: true, Text: "answer to " + s.ID, TTFT: d / 2, Latency: d, InputTokens: 10, OutputTokens: s.MaxTokens}
-	}
-}
-
 // newDirect builds the workload for calling Step and OnFinished directly.
 func newDirect(t *testing.T, o Options, c workload.Common) *multiRoundChat {
 	t.Helper()
@@ -155,56 +147,39 @@ func TestConfigCustom(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"shared prompt 0", with("shared-prompt-length", 0),
-			[]option.FieldError{{Option: "shared-prompt-length", Message: "shared_prompt_length must be positive, got 0"}}},
-		{"history -1", with("chat-history-length", -1),
-			[]option.FieldError{{Option: "chat-history-length", Message: "chat_history_length must be positive, got -1"}}},
-		{"user input 0", with("user-input-length", 0),
-			[]option.FieldError{{Option: "user-input-length", Message: "user_input_length must be >= 1, got 0"}}},
-		{"output 0", with("output-length", 0),
-			[]option.FieldError{{Option: "output-length", Message: "output_length must be >= 1, got 0"}}},
-		{"history too long", with("chat-history-length", 2000000000),
-			[]option.FieldError{{Option: "chat-history-length", Message: "chat_history_length must be at most 16777216 tokens, got 2000000000"}}},
-		{"lengths too long reported together", with("shared-prompt-length", 1<<24+1, "user-input-length", 1<<30, "output-length", 1<<25),
-			[]option.FieldError{
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{Common: threeSessions}, []sdktest.FieldErrorCase{
+		{Name: "shared prompt 0", Options: with("shared-prompt-length", 0),
+			Want: []option.FieldError{{Option: "shared-prompt-length", Message: "shared_prompt_length must be positive, got 0"}}},
+		{Name: "history -1", Options: with("chat-history-length", -1),
+			Want: []option.FieldError{{Option: "chat-history-length", Message: "chat_history_length must be positive, got -1"}}},
+		{Name: "user input 0", Options: with("user-input-length", 0),
+			Want: []option.FieldError{{Option: "user-input-length", Message: "user_input_length must be >= 1, got 0"}}},
+		{Name: "output 0", Options: with("output-length", 0),
+			Want: []option.FieldError{{Option: "output-length", Message: "output_length must be >= 1, got 0"}}},
+		{Name: "history too long", Options: with("chat-history-length", 2000000000),
+			Want: []option.FieldError{{Option: "chat-history-length", Message: "chat_history_length must be at most 16777216 tokens, got 2000000000"}}},
+		{Name: "lengths too long reported together", Options: with("shared-prompt-length", 1<<24+1, "user-input-length", 1<<30, "output-length", 1<<25),
+			Want: []option.FieldError{
 				{Option: "shared-prompt-length", Message: "shared_prompt_length must be at most 16777216 tokens, got 16777217"},
 				{Option: "user-input-length", Message: "user_input_length must be at most 16777216 tokens, got 1073741824"},
 				{Option: "output-length", Message: "output_length must be at most 16777216 tokens, got 33554432"},
 			}},
-		{"qps 0", with("qps", 0.0),
-			[]option.FieldError{{Option: "qps", Message: "qps must be positive, got 0.0"}}},
-		{"qps -0.5", with("qps", -0.5),
-			[]option.FieldError{{Option: "qps", Message: "qps must be positive, got -0.5"}}},
-		{"duration -1", with("duration", -1.0),
-			[]option.FieldError{{Option: "duration", Message: "duration must be positive, got -1.0"}}},
-		{"qps NaN", with("qps", math.NaN()),
-			[]option.FieldError{{Option: "qps", Message: "qps must be positive, got nan"}}},
-		{"duration inf", with("duration", math.Inf(1)),
-			[]option.FieldError{{Option: "duration", Message: "duration must be positive, got inf"}}},
-		{"all reported together", with("shared-prompt-length", 0, "qps", 0.0),
-			[]option.FieldError{
+		{Name: "qps 0", Options: with("qps", 0.0),
+			Want: []option.FieldError{{Option: "qps", Message: "qps must be positive, got 0.0"}}},
+		{Name: "qps -0.5", Options: with("qps", -0.5),
+			Want: []option.FieldError{{Option: "qps", Message: "qps must be positive, got -0.5"}}},
+		{Name: "duration -1", Options: with("duration", -1.0),
+			Want: []option.FieldError{{Option: "duration", Message: "duration must be positive, got -1.0"}}},
+		{Name: "qps NaN", Options: with("qps", math.NaN()),
+			Want: []option.FieldError{{Option: "qps", Message: "qps must be positive, got nan"}}},
+		{Name: "duration inf", Options: with("duration", math.Inf(1)),
+			Want: []option.FieldError{{Option: "duration", Message: "duration must be positive, got inf"}}},
+		{Name: "all reported together", Options: with("shared-prompt-length", 0, "qps", 0.0),
+			Want: []option.FieldError{
 				{Option: "shared-prompt-length", Message: "shared_prompt_length must be positive, got 0"},
 				{Option: "qps", Message: "qps must be positive, got 0.0"},
 			}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts, Common: threeSessions})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 }
 
 func TestNumSessions(t *testing.T) {
@@ -559,7 +534,7 @@ func TestDispatchFollowsSchedule(t *testing.T) {
 	tr := sdktest.Run(t, Definition, sdktest.Options{
 		Options: with("qps", 20.0, "duration", 3.0),
 		Common:  threeSessions,
-		Engine:  fixedLatency(120 * time.Millisecond), // < 3 × 50 ms, a session's period
+		Engine:  sdktest.FixedEngine(120 * time.Millisecond), // < 3 × 50 ms, a session's period
 	})
 	m := tr.Measured()
 	if len(m) != 60 || tr.Planned != 60 {
@@ -650,7 +625,7 @@ func TestLaterRoundsCarryAnswers(t *testing.T) {
 			if s.ID == "s1_r4" {
 				return sdktest.Reply{Error: "HTTP 500", Latency: 5 * time.Millisecond}
 			}
-			return fixedLatency(20 * time.Millisecond)(s)
+			return sdktest.FixedEngine(20 * time.Millisecond)(s)
 		},
 	})
 	m := tr.Measured()

@@ -47,7 +47,7 @@ func TestSharding(t *testing.T) {
 			t.Parallel()
 			// Answers come well before the session's next turn, so no
 			// session holds the queue and both runs send every round.
-			o := sdktest.Options{Options: tc.opts, Common: tc.common, Engine: fixedLatency(20 * time.Millisecond)}
+			o := sdktest.Options{Options: tc.opts, Common: tc.common, Engine: sdktest.FixedEngine(20 * time.Millisecond)}
 			if tc.tokens {
 				o.Tokens = &sdktest.FakeTokenizer{}
 			}
@@ -64,7 +64,7 @@ func TestShardPart(t *testing.T) {
 	t.Parallel()
 	common := sevenSessions
 	common.Shard = workload.Shard{Index: 1, Count: 3}
-	tr := sdktest.Run(t, Definition, sdktest.Options{Options: shardOptions(), Common: common, Engine: fixedLatency(20 * time.Millisecond)})
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: shardOptions(), Common: common, Engine: sdktest.FixedEngine(20 * time.Millisecond)})
 	if d := cmp.Diff([]string{"warmup_s1", "warmup_s4"}, sdktest.IDs(tr.Warmup())); d != "" {
 		t.Errorf("warmup (-want +got):\n%s", d)
 	}

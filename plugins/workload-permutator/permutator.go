@@ -201,9 +201,9 @@ type permutator struct {
 	contexts []workload.Segment // registered lazily; zero until first use
 	system   workload.Segment   // registered with the first request, if any
 
-	exact      *exactTexts // lengths in the engine's tokens; nil: in words, as the original
-	warmupSent bool
-	next       int // index into perms: the next permutation of the whole run
+	exact  *exactTexts // lengths in the engine's tokens; nil: in words, as the original
+	warmup workload.SequentialWarmup
+	next   int // index into perms: the next permutation of the whole run
 
 	// shard is the part of a sharded run this process sends: the
 	// permutations whose index it owns, with its share of the in-flight
@@ -258,6 +258,8 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 		}
 		w.exact = e
 	}
+	// One dummy request, answered before measuring starts.
+	w.warmup = workload.SequentialWarmup{N: 1, Request: warmupRequest, Log: env.Logger, What: "dummy request"}
 	w.log.Debug().Msgf("LongDocPermutator: %d contexts x %d permutations = %d requests", o.NumContexts, len(w.perms), len(w.perms))
 	return w, nil
 }
@@ -327,31 +329,15 @@ func (w *permutator) messages(p []int) []workload.Message {
 }
 
 func (w *permutator) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
-	switch in.Phase {
-	case workload.Warmup:
-		return w.warmupStep(in), nil
-	case workload.Measure:
-		return w.measureStep(in), nil
-	}
-	return workload.StepOutput{}, fmt.Errorf("unknown phase %v", in.Phase)
+	return workload.ByPhase(in, w.warmup.Step, w.measureStep)
 }
 
-// warmupStep sends one dummy request and waits for it.
-func (w *permutator) warmupStep(in workload.StepInput) workload.StepOutput {
-	if in.InFlight > 0 {
-		return workload.WaitForFinish()
-	}
-	if w.warmupSent {
-		w.log.Info().Msg("Warmup complete")
-		return workload.Done()
-	}
-	w.warmupSent = true
-	w.log.Info().Msg("Warmup (1 dummy request)")
-	req := workload.Chat("warmup_0",
+// warmupRequest is the one dummy warmup request.
+func warmupRequest(int) workload.Request {
+	return workload.Chat("warmup_0",
 		workload.System(workload.Text(warmupSystem)),
 		workload.User(workload.Text(warmupUser)),
 	).WithMaxTokens(1)
-	return workload.Send(req).WaitForFinish()
 }
 
 // measureStep keeps up to num-inflight-requests permutations in flight

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,15 +26,6 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 // prompt, every one of the 3! = 6 orderings.
 func small() map[string]any {
 	return map[string]any{"num-contexts": 3, "context-length": 100, "system-prompt-length": 20}
-}
-
-// latencyEngine answers successfully after 1–7 ms depending on the id, so
-// requests finish out of order.
-func latencyEngine(s sdktest.Sent) sdktest.Reply {
-	h := fnv.New32a()
-	h.Write([]byte(s.ID))
-	lat := time.Duration(1+h.Sum32()%7) * time.Millisecond
-	return sdktest.Reply{Success: true, TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
 }
 
 // newDirect builds the workload for tests that call Step themselves.
@@ -127,52 +116,35 @@ func TestConfigCustom(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"contexts 0", map[string]any{"num-contexts": 0},
-			[]option.FieldError{{Option: "num-contexts", Message: "num_contexts must be >= 1, got 0"}}},
-		{"contexts -1", map[string]any{"num-contexts": -1},
-			[]option.FieldError{{Option: "num-contexts", Message: "num_contexts must be >= 1, got -1"}}},
-		{"length 0", map[string]any{"context-length": 0},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be positive, got 0"}}},
-		{"length -5", map[string]any{"context-length": -5},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be positive, got -5"}}},
-		{"permutations 0", map[string]any{"num-permutations": 0},
-			[]option.FieldError{{Option: "num-permutations", Message: "num_permutations must be >= 1, got 0"}}},
-		{"inflight 0", map[string]any{"num-inflight-requests": 0},
-			[]option.FieldError{{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got 0"}}},
-		{"negative system prompt", map[string]any{"system-prompt-length": -1},
-			[]option.FieldError{{Option: "system-prompt-length", Message: "must be >= 0, got -1"}}},
-		{"all reported together", map[string]any{"num-contexts": 0, "num-inflight-requests": -2},
-			[]option.FieldError{
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{}, []sdktest.FieldErrorCase{
+		{Name: "contexts 0", Options: map[string]any{"num-contexts": 0},
+			Want: []option.FieldError{{Option: "num-contexts", Message: "num_contexts must be >= 1, got 0"}}},
+		{Name: "contexts -1", Options: map[string]any{"num-contexts": -1},
+			Want: []option.FieldError{{Option: "num-contexts", Message: "num_contexts must be >= 1, got -1"}}},
+		{Name: "length 0", Options: map[string]any{"context-length": 0},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be positive, got 0"}}},
+		{Name: "length -5", Options: map[string]any{"context-length": -5},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be positive, got -5"}}},
+		{Name: "permutations 0", Options: map[string]any{"num-permutations": 0},
+			Want: []option.FieldError{{Option: "num-permutations", Message: "num_permutations must be >= 1, got 0"}}},
+		{Name: "inflight 0", Options: map[string]any{"num-inflight-requests": 0},
+			Want: []option.FieldError{{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got 0"}}},
+		{Name: "negative system prompt", Options: map[string]any{"system-prompt-length": -1},
+			Want: []option.FieldError{{Option: "system-prompt-length", Message: "must be >= 0, got -1"}}},
+		{Name: "all reported together", Options: map[string]any{"num-contexts": 0, "num-inflight-requests": -2},
+			Want: []option.FieldError{
 				{Option: "num-contexts", Message: "num_contexts must be >= 1, got 0"},
 				{Option: "num-inflight-requests", Message: "num_inflight_requests must be >= 1, got -2"},
 			}},
-		{"context too long", map[string]any{"context-length": 1<<24 + 1},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be at most 16777216 tokens, got 16777217"}}},
-		{"contexts too long together", map[string]any{"num-contexts": 100000000, "context-length": 10},
-			[]option.FieldError{{Option: "num-contexts", Message: "num_contexts x context_length = 100000000 x 10 tokens in every request, more than the 16777216 supported; lower either"}}},
-		{"system prompt too long", map[string]any{"system-prompt-length": 2000000000},
-			[]option.FieldError{{Option: "system-prompt-length", Message: "system_prompt_length must be at most 16777216 tokens, got 2000000000"}}},
-		{"too many permutations", map[string]any{"num-contexts": 12, "num-permutations": 2000000},
-			[]option.FieldError{{Option: "num-permutations", Message: "num_permutations = 2000000 would send 2000000 requests, more than the 1048576 supported; lower it"}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+		{Name: "context too long", Options: map[string]any{"context-length": 1<<24 + 1},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be at most 16777216 tokens, got 16777217"}}},
+		{Name: "contexts too long together", Options: map[string]any{"num-contexts": 100000000, "context-length": 10},
+			Want: []option.FieldError{{Option: "num-contexts", Message: "num_contexts x context_length = 100000000 x 10 tokens in every request, more than the 16777216 supported; lower either"}}},
+		{Name: "system prompt too long", Options: map[string]any{"system-prompt-length": 2000000000},
+			Want: []option.FieldError{{Option: "system-prompt-length", Message: "system_prompt_length must be at most 16777216 tokens, got 2000000000"}}},
+		{Name: "too many permutations", Options: map[string]any{"num-contexts": 12, "num-permutations": 2000000},
+			Want: []option.FieldError{{Option: "num-permutations", Message: "num_permutations = 2000000 would send 2000000 requests, more than the 1048576 supported; lower it"}}},
+	})
 	// vocab_size has no flag; the original's check stays.
 	got := option.FieldErrors(validate(Definition.Defaults, 0))
 	if d := cmp.Diff([]*option.FieldError{{Message: "vocab_size must be >= 1, got 0"}}, got); d != "" {
@@ -407,7 +379,7 @@ func TestOrderTag(t *testing.T) {
 func TestWarmup(t *testing.T) {
 	t.Parallel()
 	log, logs := sdktest.CaptureLogs()
-	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small(), Engine: latencyEngine, Logger: log})
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: small(), Engine: sdktest.OutOfOrderEngine, Logger: log})
 	warm := tr.Warmup()
 	if d := cmp.Diff([]string{"warmup_0"}, sdktest.IDs(warm)); d != "" {
 		t.Fatalf("warmup ids (-want +got):\n%s", d)
@@ -419,7 +391,7 @@ func TestWarmup(t *testing.T) {
 	if warm[0].MaxTokens != 1 {
 		t.Errorf("warmup max_tokens %d, want 1", warm[0].MaxTokens)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup 1/1", "Warmup complete: 1 dummy request"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 }
@@ -437,7 +409,7 @@ func TestWarmupFailureLogged(t *testing.T) {
 	if d := cmp.Diff([]string{"Warmup request failed: HTTP 500: engine overloaded"}, logs.At(t, "warn")); d != "" {
 		t.Errorf("warn logs (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"Warmup (1 dummy request)", "Warmup complete"}, logs.At(t, "info")); d != "" {
+	if d := cmp.Diff([]string{"Warmup 1/1", "Warmup complete: 1 dummy request"}, logs.At(t, "info")); d != "" {
 		t.Errorf("info logs (-want +got):\n%s", d)
 	}
 	// A failed warmup does not stop the run.
@@ -489,7 +461,7 @@ func TestDispatchBound(t *testing.T) {
 			log, logs := sdktest.CaptureLogs()
 			tr := sdktest.Run(t, Definition, sdktest.Options{
 				Options: map[string]any{"num-contexts": 4, "context-length": 10, "system-prompt-length": 5, "num-permutations": 18, "num-inflight-requests": limit},
-				Engine:  latencyEngine, Logger: log,
+				Engine:  sdktest.OutOfOrderEngine, Logger: log,
 			})
 			measured := tr.Measured()
 			if len(measured) != 18 {

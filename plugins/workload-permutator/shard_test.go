@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -107,23 +106,10 @@ func TestShardPart(t *testing.T) {
 // for a host that skips the check.
 func TestShardInflightTooFew(t *testing.T) {
 	t.Parallel()
-	noCheck := slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.CheckOptions })
-	for _, caps := range [][]string{nil, noCheck} {
-		_, err := sdktest.RunE(Definition, sdktest.Options{
-			Options:          map[string]any{"num-contexts": 3, "context-length": 10, "num-inflight-requests": 2},
-			Common:           workload.Common{Shard: protocol.Shard{Index: 2, Count: 3}},
-			HostCapabilities: caps,
-		})
-		var ce *sdktest.ConfigError
-		if !errors.As(err, &ce) {
-			t.Fatalf("host capabilities %v: error %v, want a configuration error", caps, err)
-		}
-		want := []protocol.FieldError{{Option: "num-inflight-requests",
-			Message: "2 in flight cannot be divided among 3 shards (--shard 2/3): it is the whole run's limit, each shard needs at least 1; raise it to 3 or use fewer shards"}}
-		if d := cmp.Diff(want, ce.Fields()); d != "" {
-			t.Errorf("host capabilities %v: errors (-want +got):\n%s", caps, d)
-		}
-	}
+	sdktest.CheckRefused(t, Definition, sdktest.Options{
+		Options: map[string]any{"num-contexts": 3, "context-length": 10, "num-inflight-requests": 2},
+		Common:  workload.Common{Shard: protocol.Shard{Index: 2, Count: 3}},
+	}, "num-inflight-requests: 2 in flight cannot be divided among 3 shards (--shard 2/3): it is the whole run's limit, each shard needs at least 1; raise it to 3 or use fewer shards")
 	// Shards 0/3 and 1/3 of the same run refuse it too: every shard of a
 	// run that cannot start fails alike, so none waits for the others.
 	for i := range 2 {

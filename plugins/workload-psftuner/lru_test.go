@@ -139,7 +139,7 @@ func TestLRUInvariant(t *testing.T) {
 // passes visit every prefix once, in the same (pool) order.
 func TestAccessOrder(t *testing.T) {
 	t.Parallel()
-	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: latencyEngine})
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: sdktest.OutOfOrderEngine})
 	order := func(sent []sdktest.Sent) []string {
 		var out []string
 		for _, s := range sent {

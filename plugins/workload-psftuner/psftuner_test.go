@@ -5,10 +5,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,34 +34,17 @@ var (
 	sevenCommon = workload.Common{TokensPerGB: 400}
 )
 
-// content returns the single user message of a request.
-func content(t *testing.T, s sdktest.Sent) string {
-	t.Helper()
-	if len(s.Messages) != 1 || s.Messages[0].Role != "user" {
-		t.Fatalf("%s: want one user message, got %d messages", s.ID, len(s.Messages))
-	}
-	return s.Messages[0].Content
-}
-
 // parts splits a request's content into prefix, breaker and suffix at the
 // "BR_" and "SUFFIX" headers.
 func parts(t *testing.T, s sdktest.Sent) (prefix, breaker, suffix string) {
 	t.Helper()
-	c := content(t, s)
+	c := sdktest.UserText(t, s)
 	b := strings.Index(c, " BR_")
 	x := strings.Index(c, " SUFFIX ")
 	if b < 0 || x < b {
 		t.Fatalf("%s: content is not prefix, breaker, suffix: %.80q…", s.ID, c)
 	}
 	return c[:b], c[b+1 : x], c[x+1:]
-}
-
-// latencyEngine answers successfully after 1–7 ms depending on the id.
-func latencyEngine(s sdktest.Sent) sdktest.Reply {
-	h := fnv.New32a()
-	h.Write([]byte(s.ID))
-	lat := time.Duration(1+h.Sum32()%7) * time.Millisecond
-	return sdktest.Reply{Success: true, Text: "x", TTFT: lat / 2, Latency: lat, InputTokens: 10, OutputTokens: s.MaxTokens}
 }
 
 func newWorkload(t *testing.T, o Options, c workload.Common, reg *workload.Registry) *tuner {
@@ -147,51 +128,34 @@ func TestConfigCustom(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"context 0", map[string]any{"context-length": 0},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be positive, got 0"}}},
-		{"context -5", map[string]any{"context-length": -5},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be positive, got -5"}}},
-		{"context too long", map[string]any{"context-length": maxContextLength + 1},
-			[]option.FieldError{{Option: "context-length", Message: "context_length must be at most 16777216 tokens, got 16777217"}}},
-		{"ratio 0", map[string]any{"prefix-ratio": 0.0},
-			[]option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got 0.0"}}},
-		{"ratio 1", map[string]any{"prefix-ratio": 1.0},
-			[]option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got 1.0"}}},
-		{"ratio -0.5", map[string]any{"prefix-ratio": -0.5},
-			[]option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got -0.5"}}},
-		{"thrash 0", map[string]any{"thrash": 0.0},
-			[]option.FieldError{{Option: "thrash", Message: "thrash (GB) must be positive, got 0.0"}}},
-		{"thrash -1", map[string]any{"thrash": -1.0},
-			[]option.FieldError{{Option: "thrash", Message: "thrash (GB) must be positive, got -1.0"}}},
-		{"suffix too small", map[string]any{"context-length": 200, "prefix-ratio": 0.95},
-			[]option.FieldError{{Option: "prefix-ratio", Message: "suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length (context_length 200 - prefix_tokens 190 (200 x prefix_ratio 0.95) - 32 breaker tokens)"}}},
-		{"absurd pool", map[string]any{"thrash": 1e12},
-			[]option.FieldError{{Option: "thrash", Message: "thrash x 1.05 x tokens_per_gb / prefix_tokens = 8.203125e+12 prefixes, more than the 16777216 supported; lower thrash (GB)"}}},
-		{"all reported together", map[string]any{"context-length": 0, "prefix-ratio": 1.5, "thrash": -2.5},
-			[]option.FieldError{
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{}, []sdktest.FieldErrorCase{
+		{Name: "context 0", Options: map[string]any{"context-length": 0},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be positive, got 0"}}},
+		{Name: "context -5", Options: map[string]any{"context-length": -5},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be positive, got -5"}}},
+		{Name: "context too long", Options: map[string]any{"context-length": maxContextLength + 1},
+			Want: []option.FieldError{{Option: "context-length", Message: "context_length must be at most 16777216 tokens, got 16777217"}}},
+		{Name: "ratio 0", Options: map[string]any{"prefix-ratio": 0.0},
+			Want: []option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got 0.0"}}},
+		{Name: "ratio 1", Options: map[string]any{"prefix-ratio": 1.0},
+			Want: []option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got 1.0"}}},
+		{Name: "ratio -0.5", Options: map[string]any{"prefix-ratio": -0.5},
+			Want: []option.FieldError{{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got -0.5"}}},
+		{Name: "thrash 0", Options: map[string]any{"thrash": 0.0},
+			Want: []option.FieldError{{Option: "thrash", Message: "thrash (GB) must be positive, got 0.0"}}},
+		{Name: "thrash -1", Options: map[string]any{"thrash": -1.0},
+			Want: []option.FieldError{{Option: "thrash", Message: "thrash (GB) must be positive, got -1.0"}}},
+		{Name: "suffix too small", Options: map[string]any{"context-length": 200, "prefix-ratio": 0.95},
+			Want: []option.FieldError{{Option: "prefix-ratio", Message: "suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length (context_length 200 - prefix_tokens 190 (200 x prefix_ratio 0.95) - 32 breaker tokens)"}}},
+		{Name: "absurd pool", Options: map[string]any{"thrash": 1e12},
+			Want: []option.FieldError{{Option: "thrash", Message: "thrash x 1.05 x tokens_per_gb / prefix_tokens = 8.203125e+12 prefixes, more than the 16777216 supported; lower thrash (GB)"}}},
+		{Name: "all reported together", Options: map[string]any{"context-length": 0, "prefix-ratio": 1.5, "thrash": -2.5},
+			Want: []option.FieldError{
 				{Option: "context-length", Message: "context_length must be positive, got 0"},
 				{Option: "prefix-ratio", Message: "prefix_ratio must be in (0.0, 1.0), got 1.5"},
 				{Option: "thrash", Message: "thrash (GB) must be positive, got -2.5"},
 			}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 	// thrash 0.5 is valid.
 	if _, err := sdktest.RunE(Definition, sdktest.Options{Options: map[string]any{"context-length": 200, "prefix-ratio": 0.3, "thrash": 0.5}, Common: sevenCommon}); err != nil {
 		t.Errorf("thrash 0.5 rejected: %v", err)
@@ -376,7 +340,7 @@ func TestRequestsMatchPython(t *testing.T) {
 				if got.ID != want.ID {
 					t.Errorf("request %d: id %s, Python %s", i, got.ID, want.ID)
 				}
-				if c := content(t, got); c != want.Content {
+				if c := sdktest.UserText(t, got); c != want.Content {
 					n := 0
 					for n < min(len(c), len(want.Content)) && c[n] == want.Content[n] {
 						n++
@@ -435,7 +399,7 @@ func TestMessages(t *testing.T) {
 	var suffix string
 	breakers := map[string]string{}
 	for _, s := range tr.Requests {
-		c := content(t, s)
+		c := sdktest.UserText(t, s)
 		p, b, x := parts(t, s)
 		if c != p+" "+b+" "+x {
 			t.Errorf("%s is not prefix, breaker and suffix joined by single spaces", s.ID)
@@ -462,7 +426,7 @@ func TestMessages(t *testing.T) {
 			t.Errorf("%s: tags %v", s.ID, s.Tags)
 		}
 	}
-	if !strings.Contains(content(t, tr.Warmup()[2]), "PREFIX_00000002 ") {
+	if !strings.Contains(sdktest.UserText(t, tr.Warmup()[2]), "PREFIX_00000002 ") {
 		t.Error("pass1_p2 lacks PREFIX_00000002")
 	}
 }
@@ -470,7 +434,7 @@ func TestMessages(t *testing.T) {
 func TestPasses(t *testing.T) {
 	t.Parallel()
 	log, logs := sdktest.CaptureLogs()
-	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: latencyEngine, Logger: log})
+	tr := sdktest.Run(t, Definition, sdktest.Options{Options: sevenOpts, Common: sevenCommon, Engine: sdktest.OutOfOrderEngine, Logger: log})
 	warm, meas := tr.Warmup(), tr.Measured()
 	var wantWarm, wantMeas []string
 	for i := range 7 {

@@ -29,14 +29,6 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func small() map[string]any { return map[string]any{"request-length": 100, "num-requests": 5} }
 
-func content(t *testing.T, s sdktest.Sent) string {
-	t.Helper()
-	if len(s.Messages) != 1 || s.Messages[0].Role != "user" {
-		t.Fatalf("%s: want one user message, got %+v", s.ID, s.Messages)
-	}
-	return s.Messages[0].Content
-}
-
 func TestSchema(t *testing.T) {
 	t.Parallel()
 	specs, err := option.Specs(Definition.Defaults)
@@ -90,32 +82,15 @@ func TestConfig(t *testing.T) {
 
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		opts map[string]any
-		want []option.FieldError
-	}{
-		{"length 0", map[string]any{"request-length": 0}, []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got 0"}}},
-		{"length -1", map[string]any{"request-length": -1}, []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got -1"}}},
-		{"count 0", map[string]any{"num-requests": 0}, []option.FieldError{{Option: "num-requests", Message: "num_requests must be >= 1, got 0"}}},
-		{"both", map[string]any{"request-length": 0, "num-requests": -3}, []option.FieldError{
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{}, []sdktest.FieldErrorCase{
+		{Name: "length 0", Options: map[string]any{"request-length": 0}, Want: []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got 0"}}},
+		{Name: "length -1", Options: map[string]any{"request-length": -1}, Want: []option.FieldError{{Option: "request-length", Message: "request_length must be positive, got -1"}}},
+		{Name: "count 0", Options: map[string]any{"num-requests": 0}, Want: []option.FieldError{{Option: "num-requests", Message: "num_requests must be >= 1, got 0"}}},
+		{Name: "both", Options: map[string]any{"request-length": 0, "num-requests": -3}, Want: []option.FieldError{
 			{Option: "request-length", Message: "request_length must be positive, got 0"},
 			{Option: "num-requests", Message: "num_requests must be >= 1, got -3"},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
-			var ce *sdktest.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("want a *sdktest.ConfigError, got %v", err)
-			}
-			if d := cmp.Diff(tc.want, ce.Fields()); d != "" {
-				t.Errorf("field errors (-want +got):\n%s", d)
-			}
-		})
-	}
+	})
 }
 
 func TestBanner(t *testing.T) {
@@ -139,7 +114,7 @@ func TestPrompts(t *testing.T) {
 		t.Fatalf("%d prompts, want 5", len(sent))
 	}
 	for i, s := range sent {
-		c := content(t, s)
+		c := sdktest.UserText(t, s)
 		if prefix := fmt.Sprintf("Request %d: ", i); !strings.HasPrefix(c, prefix) {
 			t.Errorf("prompt %d starts %.20q, want prefix %q", i, c, prefix)
 		}

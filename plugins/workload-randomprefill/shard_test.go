@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
@@ -78,20 +75,8 @@ func TestPrecheckShard(t *testing.T) {
 // in the check before any traffic and, for an older host, in New.
 func TestShardWithoutRequests(t *testing.T) {
 	t.Parallel()
-	for _, caps := range [][]string{nil, {}} {
-		_, err := sdktest.RunE(Definition, sdktest.Options{
-			Options:          map[string]any{"num-requests": 2, "request-length": 30},
-			Common:           workload.Common{Shard: workload.Shard{Index: 2, Count: 3}},
-			HostCapabilities: caps,
-		})
-		var ce *sdktest.ConfigError
-		if !errors.As(err, &ce) {
-			t.Fatalf("caps %v: got %v, want a ConfigError", caps, err)
-		}
-		// caps nil: a host with check-options (PrecheckShard); {}: an older one (New).
-		want := "num-requests: 2 requests cannot be split among 3 shards (--shard 2/3): each shard needs at least one; raise --rp-num-requests to 3 or use fewer shards"
-		if d := cmp.Diff(want, ce.Error()); d != "" {
-			t.Errorf("caps %v: error (-want +got):\n%s", caps, d)
-		}
-	}
+	sdktest.CheckRefused(t, Definition, sdktest.Options{
+		Options: map[string]any{"num-requests": 2, "request-length": 30},
+		Common:  workload.Common{Shard: workload.Shard{Index: 2, Count: 3}},
+	}, "num-requests: 2 requests cannot be split among 3 shards (--shard 2/3): each shard needs at least one; raise --rp-num-requests to 3 or use fewer shards")
 }

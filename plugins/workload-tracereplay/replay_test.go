@@ -49,10 +49,7 @@ func writeTrace(t *testing.T, name, text string) string {
 
 func words(t *testing.T, s sdktest.Sent) []string {
 	t.Helper()
-	if len(s.Messages) != 1 || s.Messages[0].Role != "user" {
-		t.Fatalf("%s: want one user message, got %+v", s.ID, s.Messages)
-	}
-	return strings.Fields(s.Messages[0].Content)
+	return strings.Fields(sdktest.UserText(t, s))
 }
 
 func TestContract(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -116,16 +115,6 @@ func TestPrecheckShard(t *testing.T) {
 func TestShardWithoutRequests(t *testing.T) {
 	t.Parallel()
 	opts := with(smallTrace(), "max-requests", 2)
-	for _, caps := range [][]string{nil, {}} {
-		_, err := sdktest.RunE(Definition, sdktest.Options{Options: opts, HostCapabilities: caps,
-			Common: workload.Common{Shard: workload.Shard{Index: 2, Count: 3}}})
-		var ce *sdktest.ConfigError
-		if !errors.As(err, &ce) {
-			t.Fatalf("caps %v: got %v, want a ConfigError", caps, err)
-		}
-		want := "trace: 2 requests of testdata/small.jsonl are in the window to replay: they cannot be split among 3 shards (--shard 2/3), each needs at least one; widen the window or use fewer shards"
-		if d := cmp.Diff(want, ce.Error()); d != "" {
-			t.Errorf("caps %v: error (-want +got):\n%s", caps, d)
-		}
-	}
+	sdktest.CheckRefused(t, Definition, sdktest.Options{Options: opts, Common: workload.Common{Shard: workload.Shard{Index: 2, Count: 3}}},
+		"trace: 2 requests of testdata/small.jsonl are in the window to replay: they cannot be split among 3 shards (--shard 2/3), each needs at least one; widen the window or use fewer shards")
 }

@@ -19,7 +19,9 @@
 // should call once: a valid option schema, a clean run with defaults,
 // deterministic transcripts, the same behaviour over gRPC, and (for
 // exporters) the Write/Finish lifecycle. RunExporter drives an exporter
-// like the host does.
+// like the host does. CheckSharding proves a split exact, CheckFieldErrors
+// pins what Configure says of options it refuses; FixedEngine and
+// OutOfOrderEngine are fake engines beside DefaultEngine.
 package sdktest
 
 import (

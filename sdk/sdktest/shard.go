@@ -45,84 +45,102 @@ func shardingProblems[O any](def workload.Definition[O], o Options, n int) []err
 	if err != nil {
 		return []error{fmt.Errorf("unsharded run: %w", err)}
 	}
-	var probs []error
-	want := map[string]Sent{}
-	for _, s := range whole.Measured() {
-		want[s.ID] = s
-	}
-	warm := map[string]Sent{}
-	for _, s := range whole.Warmup() {
-		warm[s.ID] = s
-	}
-	seen, warmSeen := map[string]int{}, map[string]bool{}
-	planned := 0
-	// Only what the workload decides: when a closed-loop request goes out
-	// depends on the answers' timing, which sharding changes.
-	same := []cmp.Option{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Sent{}, "Offset", "Scheduled", "Explicit")}
+	c := newShardCheck(whole)
 	for i := range n {
 		so := o
 		so.Common.Shard = protocol.Shard{Index: i, Count: n}
 		tr, err := RunE(def, so)
 		if err != nil {
-			probs = append(probs, fmt.Errorf("shard %d/%d: %w", i, n, err))
+			c.probs = append(c.probs, fmt.Errorf("shard %s: %w", so.Common.Shard, err))
 			continue
 		}
-		planned += tr.Planned
-		for _, s := range tr.Measured() {
-			seen[s.ID]++
-			w, ok := want[s.ID]
-			switch {
-			case !ok:
-				probs = append(probs, fmt.Errorf("shard %d/%d sends measured request %q, which the unsharded run does not", i, n, s.ID))
-				continue
-			case seen[s.ID] == 2:
-				probs = append(probs, fmt.Errorf("measured request %q is sent by more than one shard (again by %d/%d)", s.ID, i, n))
-			}
-			if d := cmp.Diff(w, s, same...); d != "" {
-				probs = append(probs, fmt.Errorf("shard %d/%d: request %q differs from the unsharded run's (-unsharded +shard):\n%s", i, n, s.ID, d))
-			}
-			if w.Explicit && (!s.Explicit || s.Scheduled != w.Scheduled) {
-				probs = append(probs, fmt.Errorf("shard %d/%d: request %q is due at %v, the unsharded run's schedule says %v", i, n, s.ID, s.Scheduled, w.Scheduled))
-			}
-		}
-		for _, s := range tr.Warmup() {
-			warmSeen[s.ID] = true
-			w, ok := warm[s.ID]
-			if !ok {
-				probs = append(probs, fmt.Errorf("shard %d/%d sends warmup request %q, which the unsharded run does not", i, n, s.ID))
-			} else if d := cmp.Diff(w, s, same...); d != "" {
-				probs = append(probs, fmt.Errorf("shard %d/%d: warmup request %q differs from the unsharded run's (-unsharded +shard):\n%s", i, n, s.ID, d))
-			}
-		}
+		c.shard(so.Common.Shard, tr)
 		if again, err := RunE(def, so); err == nil {
 			if d := cmp.Diff(tr, again); d != "" {
-				probs = append(probs, fmt.Errorf("shard %d/%d: two runs with the same seed differ (-first +second):\n%s", i, n, d))
+				c.probs = append(c.probs, fmt.Errorf("shard %s: two runs with the same seed differ (-first +second):\n%s", so.Common.Shard, d))
 			}
 		}
 	}
-	var missing, warmMissing []string
+	return c.finish(whole.Planned)
+}
+
+// shardCheck sets the shards' transcripts against the unsharded run's.
+type shardCheck struct {
+	want, warm     map[string]Sent // the unsharded run's requests by id
+	seen, warmSeen map[string]int  // how many shards sent each
+	planned        int             // the shards' Planned, summed
+	probs          []error
+}
+
+// shardSame compares only what the workload decides: when a closed-loop
+// request goes out depends on the answers' timing, which sharding changes.
+var shardSame = []cmp.Option{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Sent{}, "Offset", "Scheduled", "Explicit")}
+
+func newShardCheck(whole *Transcript) *shardCheck {
+	c := &shardCheck{want: map[string]Sent{}, warm: map[string]Sent{}, seen: map[string]int{}, warmSeen: map[string]int{}}
+	for _, s := range whole.Measured() {
+		c.want[s.ID] = s
+	}
+	for _, s := range whole.Warmup() {
+		c.warm[s.ID] = s
+	}
+	return c
+}
+
+func (c *shardCheck) shard(sh protocol.Shard, tr *Transcript) {
+	c.planned += tr.Planned
+	for _, s := range tr.Measured() {
+		c.seen[s.ID]++
+		w, ok := c.want[s.ID]
+		switch {
+		case !ok:
+			c.probs = append(c.probs, fmt.Errorf("shard %s sends measured request %q, which the unsharded run does not", sh, s.ID))
+			continue
+		case c.seen[s.ID] == 2:
+			c.probs = append(c.probs, fmt.Errorf("measured request %q is sent by more than one shard (again by %s)", s.ID, sh))
+		}
+		if d := cmp.Diff(w, s, shardSame...); d != "" {
+			c.probs = append(c.probs, fmt.Errorf("shard %s: request %q differs from the unsharded run's (-unsharded +shard):\n%s", sh, s.ID, d))
+		}
+		if w.Explicit && (!s.Explicit || s.Scheduled != w.Scheduled) {
+			c.probs = append(c.probs, fmt.Errorf("shard %s: request %q is due at %v, the unsharded run's schedule says %v", sh, s.ID, s.Scheduled, w.Scheduled))
+		}
+	}
+	for _, s := range tr.Warmup() {
+		c.warmSeen[s.ID]++
+		w, ok := c.warm[s.ID]
+		if !ok {
+			c.probs = append(c.probs, fmt.Errorf("shard %s sends warmup request %q, which the unsharded run does not", sh, s.ID))
+		} else if d := cmp.Diff(w, s, shardSame...); d != "" {
+			c.probs = append(c.probs, fmt.Errorf("shard %s: warmup request %q differs from the unsharded run's (-unsharded +shard):\n%s", sh, s.ID, d))
+		}
+	}
+}
+
+// finish adds the requests no shard sent and a plan that does not add up.
+func (c *shardCheck) finish(planned int) []error {
+	if missing := unsent(c.want, c.seen); len(missing) > 0 {
+		c.probs = append(c.probs, fmt.Errorf("%d measured requests of the unsharded run are sent by no shard: %v", len(missing), clipIDs(missing)))
+	}
+	if missing := unsent(c.warm, c.warmSeen); len(missing) > 0 {
+		c.probs = append(c.probs, fmt.Errorf("%d warmup requests of the unsharded run are sent by no shard: %v", len(missing), clipIDs(missing)))
+	}
+	if planned > 0 && c.planned != planned {
+		c.probs = append(c.probs, fmt.Errorf("the shards plan %d measured requests together, the unsharded run %d", c.planned, planned))
+	}
+	return c.probs
+}
+
+// unsent is the ids of want that seen has not counted, sorted.
+func unsent(want map[string]Sent, seen map[string]int) []string {
+	var ids []string
 	for id := range want {
 		if seen[id] == 0 {
-			missing = append(missing, id)
+			ids = append(ids, id)
 		}
 	}
-	for id := range warm {
-		if !warmSeen[id] {
-			warmMissing = append(warmMissing, id)
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		probs = append(probs, fmt.Errorf("%d measured requests of the unsharded run are sent by no shard: %v", len(missing), clipIDs(missing)))
-	}
-	if len(warmMissing) > 0 {
-		slices.Sort(warmMissing)
-		probs = append(probs, fmt.Errorf("%d warmup requests of the unsharded run are sent by no shard: %v", len(warmMissing), clipIDs(warmMissing)))
-	}
-	if whole.Planned > 0 && planned != whole.Planned {
-		probs = append(probs, fmt.Errorf("the shards plan %d measured requests together, the unsharded run %d", planned, whole.Planned))
-	}
-	return probs
+	slices.Sort(ids)
+	return ids
 }
 
 func clipIDs(ids []string) []string {

@@ -56,6 +56,16 @@
 // checks every request (package protocol's Validator) and stops the run
 // on one it cannot send, naming the request and the field.
 //
+// A warmup that puts the workload's units in the engine's cache one at a
+// time (each document once, answered, before measuring) is
+// SequentialWarmup: N requests, each sent once the previous one has
+// finished, logged as it goes. ByPhase answers Step with one function per
+// phase:
+//
+//	func (w *qa) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+//		return workload.ByPhase(in, w.warmup.Step, w.measureStep)
+//	}
+//
 // A closed-loop workload can hand over requests ahead of a free slot:
 // Request.WithMaxInFlight has the host hold one until fewer are in
 // flight and send it the moment a request finishes, with no round trip

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/sdktest"
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -84,25 +84,23 @@ func TestSharedPrefix(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		opts map[string]any
-		want string
-	}{
-		{map[string]any{"qps": 0.0}, "qps: must be >= 0.001, got 0"},
-		{map[string]any{"requests": 0}, "requests: must be >= 1, got 0"},
-		{map[string]any{"prefix-tokens": "many"}, `prefix-tokens: expected an integer, got "many"`},
-		{map[string]any{"rate": 1.0}, "rate: unknown option"},
+	sdktest.CheckFieldErrors(t, Definition, sdktest.Options{}, []sdktest.FieldErrorCase{
+		{Name: "qps 0", Options: map[string]any{"qps": 0.0},
+			Want: []option.FieldError{{Option: "qps", Message: "must be >= 0.001, got 0"}}},
+		{Name: "no requests", Options: map[string]any{"requests": 0},
+			Want: []option.FieldError{{Option: "requests", Message: "must be >= 1, got 0"}}},
+		{Name: "not a number", Options: map[string]any{"prefix-tokens": "many"},
+			Want: []option.FieldError{{Option: "prefix-tokens", Message: `expected an integer, got "many"`}}},
+		{Name: "unknown option", Options: map[string]any{"rate": 1.0},
+			Want: []option.FieldError{{Option: "rate", Message: "unknown option"}}},
 		// Every problem at once, so one run shows them all.
-		{map[string]any{"qps": 0.0, "requests": 0, "prefix-tokens": "many"},
-			`prefix-tokens: expected an integer, got "many"; requests: must be >= 1, got 0; qps: must be >= 0.001, got 0`},
-	}
-	for _, tc := range tests {
-		_, err := sdktest.RunE(Definition, sdktest.Options{Options: tc.opts})
-		var ce *sdktest.ConfigError
-		if !errors.As(err, &ce) || ce.Error() != tc.want {
-			t.Errorf("options %v: error %v, want %q", tc.opts, err, tc.want)
-		}
-	}
+		{Name: "all at once", Options: map[string]any{"qps": 0.0, "requests": 0, "prefix-tokens": "many"},
+			Want: []option.FieldError{
+				{Option: "prefix-tokens", Message: `expected an integer, got "many"`},
+				{Option: "requests", Message: "must be >= 1, got 0"},
+				{Option: "qps", Message: "must be >= 0.001, got 0"},
+			}},
+	})
 }
 
 // Three shards together send the unsharded run's requests, each on the
