@@ -75,7 +75,7 @@ func field[T any](m map[string]json.RawMessage, key string, dst *T) bool {
 	return true
 }
 
-// Config keys that Recorded reads.
+// Config keys that Recorded reads: lmbench run's options (run.go).
 const (
 	keyPercentiles    = "percentiles"
 	keySLO            = "slo"

@@ -20,7 +20,7 @@ func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log ze
 		p.Tokenizer = tokenize.Words
 		return nil, nil
 	}
-	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.EngineURL, p.APIKey, p.Served, log)
+	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.Engine.Base, p.APIKey, p.Served, log)
 	if err != nil {
 		return nil, err
 	}
