@@ -25,6 +25,9 @@ type Endpoint struct {
 	// Base is the API base the requests go to, e.g.
 	// http://localhost:8000/v1.
 	Base string
+	// Root is the server's root, Base without its /v1: where /tokenize,
+	// /metrics and the built-in engine's LMCache-shaped /status are.
+	Root string
 	// Shown is the engine as summaries, logs and spans name it:
 	// credentials removed, "builtin (URL)" for the built-in engine.
 	Shown string
@@ -50,7 +53,7 @@ func (e Endpoint) Started(base string) Endpoint {
 
 // at sets the URLs derived from the API base.
 func (e *Endpoint) at(base, shown string) error {
-	e.Base, e.Shown = base, shown
+	e.Base, e.Root, e.Shown = base, strings.TrimSuffix(base, "/v1"), shown
 	u, err := url.Parse(base)
 	if err != nil {
 		return err

@@ -91,14 +91,14 @@ func TestEndpoint(t *testing.T) {
 		environ []string
 		want    Endpoint
 	}{
-		{[]string{"LMBENCH_ENGINE_URL=8000"}, Endpoint{Typed: "http://localhost:8000", Base: "http://localhost:8000/v1",
+		{[]string{"LMBENCH_ENGINE_URL=8000"}, Endpoint{Typed: "http://localhost:8000", Base: "http://localhost:8000/v1", Root: "http://localhost:8000",
 			Shown: "http://localhost:8000/v1", MetricsURL: "http://localhost:8000/metrics", ResetURL: "http://localhost:8000/reset_prefix_cache"}},
 		{[]string{"LMBENCH_ENGINE_URL=https://u:pw@h:9/p/v1/chat/completions"}, Endpoint{Typed: "https://u:pw@h:9/p/v1/chat/completions",
-			Base: "https://u:pw@h:9/p/v1", Shown: "https://h:9/p/v1", Stripped: "/chat/completions",
+			Base: "https://u:pw@h:9/p/v1", Root: "https://u:pw@h:9/p", Shown: "https://h:9/p/v1", Stripped: "/chat/completions",
 			MetricsURL: "https://h:9/metrics", ResetURL: "https://h:9/reset_prefix_cache"}},
-		{[]string{"LMBENCH_ENGINE_URL=h:1", "LMBENCH_METRICS_URL=http://m:2/x"}, Endpoint{Typed: "h:1", Base: "http://h:1/v1",
+		{[]string{"LMBENCH_ENGINE_URL=h:1", "LMBENCH_METRICS_URL=http://m:2/x"}, Endpoint{Typed: "h:1", Base: "http://h:1/v1", Root: "http://h:1",
 			Shown: "http://h:1/v1", MetricsURL: "http://m:2/x", ResetURL: "http://h:1/reset_prefix_cache"}},
-		{[]string{"LMBENCH_ENGINE_URL=h:1", "LMBENCH_NO_METRICS=true"}, Endpoint{Typed: "h:1", Base: "http://h:1/v1",
+		{[]string{"LMBENCH_ENGINE_URL=h:1", "LMBENCH_NO_METRICS=true"}, Endpoint{Typed: "h:1", Base: "http://h:1/v1", Root: "http://h:1",
 			Shown: "http://h:1/v1", ResetURL: "http://h:1/reset_prefix_cache"}},
 		{[]string{"LMBENCH_ENGINE_URL=builtin"}, Endpoint{Typed: "builtin", Builtin: true}},
 	} {

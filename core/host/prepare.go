@@ -164,7 +164,7 @@ func (p *Prepared) findModel(ctx context.Context, s Setup, log zerolog.Logger) e
 // LMCache-shaped /status when not given.
 func (p *Prepared) findTokensPerGB(ctx context.Context, s Setup, log zerolog.Logger) error {
 	p.TokensPerGB = s.TokensPerGB
-	status := statusSourceURL(s.LMCache.URL, s.Engine.Builtin, p.Engine.Base)
+	status := statusSourceURL(s.LMCache.URL, s.Engine.Builtin, p.Engine.Root)
 	if s.HasTokensPerGB && s.HasStatusSource() {
 		p.StatusBlockSize = kvcache.StatusBlockSize(ctx, status, p.Model, log)
 	}
@@ -221,7 +221,7 @@ func (p *Prepared) Found(w *Workload) config.Found {
 }
 
 // statusSourceURL returns the server to read /status from: the LMCache
-// URL if given, else the built-in engine (base: its URL once started).
+// URL if given, else the built-in engine (base: its root once started).
 func statusSourceURL(lmcacheURL string, builtin bool, base string) string {
 	if lmcacheURL != "" || !builtin {
 		return lmcacheURL
