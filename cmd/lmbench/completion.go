@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/host"
 
 	"fmt"
 	"io"

@@ -94,7 +94,7 @@ func printGeneralFlags(w io.Writer, fs *pflag.FlagSet) {
 	limits := pflag.NewFlagSet("limits", pflag.ContinueOnError)
 	general.SortFlags, engine.SortFlags, limits.SortFlags = false, false, false
 	limitFlags := map[string]bool{}
-	for _, o := range limitOptions() {
+	for _, o := range config.LimitOptions() {
 		limitFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
 	}
 	fs.VisitAll(func(f *pflag.Flag) {

@@ -58,6 +58,9 @@ type resolved struct {
 	fs   *pflag.FlagSet
 	reg  *config.Registry
 	vals *config.Values
+	// spec is the run's settings, typed and checked (config.Build), once
+	// the guided setup is done.
+	spec *config.Spec
 	wl   *host.Workload // nil when no workload was named
 	exps []*host.ExporterPlugin
 	// shard is the sharded run's settings (nil: not sharded), once
@@ -110,7 +113,7 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 		return nil, cliError(err)
 	}
 	expNames := distinct(c1.exporters)
-	if !v1.Bool(keyNoCSV) && !slices.Contains(expNames, "csv") {
+	if config.ReadOutput(v1).CSV && !slices.Contains(expNames, "csv") {
 		expNames = append([]string{"csv"}, expNames...)
 	}
 	for i, n := range append(expNames, c1.exporterPlugin...) {
@@ -244,7 +247,7 @@ func (r *resolved) missing() (labels, keys []string) {
 	if r.wl == nil {
 		labels, keys = append(labels, "--workload"), append(keys, keyWorkload)
 	}
-	if !r.vals.Has(keyTokensPerGB) && !host.HasStatusSource(r.vals.String(keyLMCacheURL), r.vals.String(keyEngineURL)) {
+	if !r.vals.Has(keyTokensPerGB) && !config.HasStatusSource(r.vals.String(keyLMCacheURL), r.vals.String(keyEngineURL)) {
 		labels, keys = append(labels, "--tokens-per-gb-kvcache or --lmcache-url"), append(keys, keyLMCacheURL, keyTokensPerGB)
 	}
 	return labels, keys
@@ -252,22 +255,7 @@ func (r *resolved) missing() (labels, keys []string) {
 
 // pluginOptions returns the values set for a plugin's options above its
 // own defaults (the plugin applies those itself).
-func (r *resolved) pluginOptions(l host.Plugin) protocol.Values {
-	out := protocol.Values{}
-	for _, o := range r.reg.Owned(l.Name()) {
-		if r.vals.UserSet(o.Key) {
-			out[o.Name] = config.OptionValue(r.vals.Get(o.Key))
-		}
-	}
-	return out
-}
-
-// origin names where a plugin option's value came from, for its errors.
-func (r *resolved) origin(l host.Plugin) func(string) string {
-	return func(name string) string {
-		return r.vals.Origin(strings.ReplaceAll(l.Prefix()+"_"+name, "-", "_"))
-	}
-}
+func (r *resolved) pluginOptions(l host.Plugin) protocol.Values { return r.vals.PluginValues(l.Name()) }
 
 // exporterOrigin is the flag an exporter came from.
 func exporterOrigin(byPath bool) string {

@@ -10,11 +10,9 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -63,16 +61,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 		}
 	}
 
-	if _, err := percentiles(r.vals); err != nil {
-		return exitFailed, err
-	}
-	if err := checkMetrics(r.vals); err != nil {
-		return exitFailed, err
-	}
-	if _, err := limits(r.vals, builtin(r.vals)); err != nil {
-		return exitFailed, err
-	}
-	if err := checkLoad(r.vals); err != nil {
+	if r.spec, err = config.Build(r.vals); err != nil {
 		return exitFailed, err
 	}
 	if r.shard, err = checkShard(r.vals); err != nil {
@@ -92,7 +81,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 	if r.upload, err = checkUpload(r.vals); err != nil {
 		return exitFailed, err
 	}
-	if r.shard != nil && builtin(r.vals) {
+	if r.shard != nil && r.spec.Engine.Builtin {
 		s.log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
 	}
 	p, err := s.prepare(ctx, r)
@@ -108,7 +97,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 		if isTerminal(stdout) {
 			on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
 		}
-		replay := "lmbench run --engine-url " + shellQuote(host.RedactURL(r.vals.String(keyEngineURL)))
+		replay := "lmbench run --engine-url " + shellQuote(config.RedactURL(r.spec.Engine.Typed))
 		if r.wl.ByPath {
 			replay += " --workload-plugin " + shellQuote(r.wl.Path)
 		}
@@ -146,23 +135,12 @@ func (s *session) noSetup(r *resolved) string {
 // for: live on a terminal, a plain line every few seconds otherwise, none
 // with --quiet.
 func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hurry <-chan struct{}) (int, error) {
-	v, log, wl := r.vals, s.log, r.wl
+	spec, log, wl := r.spec, s.log, r.wl
 	printBanner(s.stdout, p.Configured, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
-		wl.Name(), p.Model, v.Float(keyKVVolume), p.TokensPerGB)
-
-	lim, err := limits(v, builtin(v))
-	if err != nil {
-		return exitFailed, err
-	}
-	journal := runJournal(v.String(keyOutputDir))
+		wl.Name(), p.Model, spec.KVCacheVolumeGB, p.TokensPerGB)
+	journal := runJournal(spec.Output.Dir)
 	s.journal.Store(&journal)
-	sender, err := engine.New(lim.engineConfig(p, log))
-	if err != nil {
-		return exitFailed, err
-	}
-	defer sender.Close()
-
 	cfgJSON, err := config.JSON(exportEntries(r, p))
 	if err != nil {
 		return exitFailed, err
@@ -172,70 +150,51 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		return exitFailed, err
 	}
 	defer stopTracing()
-	sink, every := s.progressSink(ctx, v.Bool(keyQuiet))
+	sink, every := s.progressSink(ctx, spec.Output.Quiet)
 	if live, ok := sink.(*liveSink); ok {
 		// host.Execute closes the sink on a run; this covers the errors
 		// before one starts (and a panic), so the log lines the display
 		// holds back are printed and the log goes back to stderr.
 		defer live.Close()
 	}
-	pcts, err := percentiles(v)
-	if err != nil {
-		return exitFailed, err
-	}
-	metrics, err := metricsPlan(v, p.EngineURL)
-	if err != nil {
-		return exitFailed, err
-	}
-	reset, err := resetPlan(v, p.EngineURL)
-	if err != nil {
-		return exitFailed, err
-	}
-	block, blockFrom := blockSize(v, r.cli.sim.BlockSize, p.StatusBlockSize)
-	rate := host.RequestedRate(wl.Caps, p.Configured)
 	var shard *record.Shard
 	if r.shard != nil {
-		if shard, err = r.shard.start(ctx, cfgJSON, v.Int(keySeed), rate, log); err != nil {
+		rate := host.RequestedRate(wl.Caps, p.Configured)
+		if shard, err = r.shard.start(ctx, cfgJSON, spec.Seed, rate, log); err != nil {
 			return exitFailed, err
 		}
 	}
-	gate := r.shard.measureGate(shard, log)
-	res, err := host.Execute(ctx, host.Plan{
-		Workload: wl.Service(), Plugin: wl.Name(), WantsText: wl.Desc.WantsResponseText, Capabilities: wl.Caps,
-		TagKeys: wl.Desc.TagKeys, Sender: sender, Exporters: r.exporters(),
-		Report: report.Config{
-			EngineURL: p.ReportURL, Model: p.Model, Workload: wl.Name(),
-			KVCacheVolumeGB: v.Float(keyKVVolume), TokensPerGB: p.TokensPerGB, Seed: v.Int(keySeed),
-			OutputDir: v.String(keyOutputDir), ExportCSV: !v.Bool(keyNoCSV), ExportJSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet),
-			Tokenizer:   p.Tokenizer,
-			Percentiles: pcts,
-		},
-		Config: cfgJSON, Version: version, Planned: int(p.Configured.PlannedRequests),
-		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, DrainTimeout: v.Duration(keyDrain),
-		Tracing: tracing, Metrics: metrics, Reset: reset, BlockSize: block, BlockSizeFrom: blockFrom,
-		Abort: lim.abortPolicy(p), Hurry: hurry,
-		RequestedRate: r.shard.rateOf(rate), MaxConcurrency: r.shard.shareOf(int(v.Int(keyMaxConcurrency))),
-		IgnoreEOS: v.Bool(keyIgnoreEOS), Shard: shard, BeforePhase: gate,
+	res, err := host.Run(ctx, host.Bench{
+		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
+		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Tracing: tracing, Hurry: hurry,
+		Part: r.shard.workloadShard(), Shard: shard, BeforePhase: r.shard.measureGate(shard, log),
+		BuiltinBlockSize: r.cli.sim.BlockSize,
 	})
-	if err == nil {
-		switch {
-		case res.Abort != nil:
-			r.shard.leave(string(res.Status)+": "+res.Abort.Reason, log)
-		case res.Interrupted:
-			r.shard.leave("interrupted", log)
-		}
-	}
 	if err != nil {
 		return exitFailed, err
 	}
-	warnLoad(log, res.Final)
+	return s.finished(ctx, r, res)
+}
+
+// finished tells the barrier how a shard's run ended, writes the report
+// and uploads when asked to, and says how the run ended.
+func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (int, error) {
+	switch {
+	case res.Abort != nil:
+		r.shard.leave(string(res.Status)+": "+res.Abort.Reason, s.log)
+	case res.Interrupted:
+		r.shard.leave("interrupted", s.log)
+	}
+	if w := res.Final.Load.Warning(); w != "" {
+		s.log.Warn().Msg(w) // the achieved rate fell short of the requested one
+	}
 	if r.cli.report {
-		if err := runReport(v.String(keyOutputDir), s.stdout); err != nil {
+		if err := runReport(r.spec.Output.Dir, s.stdout); err != nil {
 			return exitFailed, err
 		}
 	}
 	// However the run ended: what it measured is in the files.
-	if err := r.upload.upload(context.WithoutCancel(ctx), v.String(keyOutputDir), s.stdout); err != nil {
+	if err := r.upload.upload(context.WithoutCancel(ctx), r.spec.Output.Dir, s.stdout); err != nil {
 		fmt.Fprintf(s.stderr, "lmbench: %v\n", err)
 		if !res.Interrupted && res.Status != record.Aborted {
 			return exitFailed, nil
@@ -333,7 +292,7 @@ func (r *resolved) exporters() []host.Exporter {
 	var out []host.Exporter
 	for _, e := range r.exps {
 		out = append(out, host.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
-			Options: r.pluginOptions(e), Flag: r.origin(e)})
+			Options: r.pluginOptions(e), Flag: r.vals.PluginOrigin(e.Prefix())})
 	}
 	return out
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
@@ -48,7 +47,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		General:            formFields(general, r.vals),
 		Workloads:          names,
 		ExportPath:         defaultExportPath,
-		EngineServesStatus: func(u string) bool { return host.HasStatusSource("", strings.TrimSpace(u)) },
+		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {
 			if _, err := config.Parser(path); err != nil {
 				return err
@@ -163,11 +162,11 @@ func validator(o *config.Option) func(string) error {
 			return nil
 		}
 		switch {
-		case o.Key == keyEngineURL && s == host.BuiltinEngine:
+		case o.Key == keyEngineURL && s == config.BuiltinEngine:
 			return nil
 		case o.Key == keyEngineURL || o.Key == keyLMCacheURL:
 			// Checked as the run will, rather than after the form.
-			return host.CheckURL(s)
+			return config.CheckURL(s)
 		}
 		x, err := o.Parse(s)
 		if err != nil {

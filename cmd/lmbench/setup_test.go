@@ -109,7 +109,7 @@ func TestGuidedSetupExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Int(keySeed) != 9 || v.Int(keyTokensPerGB) != 4096 || v.Float(keyKVVolume) != 3 || v.String(keyModel) != "fake-model" || v.String(keyWorkload) != "long-doc-qa" {
+	if v.Int("seed") != 9 || v.Int(keyTokensPerGB) != 4096 || v.Float(keyKVVolume) != 3 || v.String("model") != "fake-model" || v.String(keyWorkload) != "long-doc-qa" {
 		b, _ := os.ReadFile(exportPath)
 		t.Errorf("exported:\n%s", b)
 	}
@@ -238,7 +238,7 @@ func TestFormFieldsRejectNonPositive(t *testing.T) {
 			t.Errorf("%s: Validate(8) = %v", key, err)
 		}
 	}
-	if err := field(fs, keySeed).Validate("0"); err != nil {
+	if err := field(fs, "seed").Validate("0"); err != nil {
 		t.Errorf("seed 0 rejected: %v", err)
 	}
 }

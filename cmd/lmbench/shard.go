@@ -91,9 +91,8 @@ func checkShard(v *config.Values) (*shardPlan, error) {
 			return nil, fmt.Errorf("%s: %q: expected the barrier's http:// or https:// URL (e.g. http://lmbench-barrier:7070)", v.Origin(keyBarrier), p.barrier)
 		}
 	}
-	if n := v.Int(keyMaxConcurrency); n > 0 && n < int64(sh.Count) {
-		return nil, fmt.Errorf("%s: %d cannot be divided among %d shards (each gets its part of the cap): expected at least %d",
-			v.Origin(keyMaxConcurrency), n, sh.Count, sh.Count)
+	if err := config.CheckShareable(v, sh.Count); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

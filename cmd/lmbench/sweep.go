@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -194,8 +195,9 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 	}
 	flag := strings.ReplaceAll(key, "_", "-")
 	opt, ok := r.reg.LookupFlag(flag)
-	outDir, slo := r.vals.String(keyOutputDir), r.vals.String(keySLO)
-	loadErr := checkLoad(r.vals)
+	outDir := config.ReadOutput(r.vals).Dir
+	load, loadErr := config.ReadLoad(r.vals)
+	slo := load.SLO.String()
 	if r.vals.String(keyShard) != "" {
 		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", r.vals.Origin(keyShard))
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/stats"
 )
 
@@ -165,13 +166,12 @@ func pairable(a, b *Run) (*Pairing, string) {
 	if a.Header.Workload != b.Header.Workload {
 		return nil, fmt.Sprintf("not paired: the workloads differ (%s, %s)", a.Header.Workload, b.Header.Workload)
 	}
-	sa, oka := a.configValue("seed")
-	sb, okb := b.configValue("seed")
+	ra, rb := config.ReadRecorded(a.Header.Config), config.ReadRecorded(b.Header.Config)
 	switch {
-	case !oka || !okb:
+	case !ra.HasSeed || !rb.HasSeed:
 		return nil, "not paired: a run's configuration records no seed"
-	case sa != sb:
-		return nil, fmt.Sprintf("not paired: the seeds differ (%s, %s)", sa, sb)
+	case ra.Seed != rb.Seed:
+		return nil, fmt.Sprintf("not paired: the seeds differ (%d, %d)", ra.Seed, rb.Seed)
 	}
 	return nil, ""
 }

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,14 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
 )
-
-// percentilesKey is --percentiles' configuration key (core/host's
-// PercentilesKey).
-const percentilesKey = "percentiles"
 
 // SummaryName is the JSON summary's file name in a run's output directory.
 const SummaryName = "bench_summary.json"
@@ -127,16 +123,7 @@ func computeSummary(header record.Run, recs []record.Record) []byte {
 	for i := range recs {
 		b.Add(&recs[i])
 	}
-	ps, _ := stats.ParsePercentiles(stats.DefaultPercentiles)
-	var cfg map[string]any
-	if json.Unmarshal(header.Config, &cfg) == nil {
-		if s, ok := cfg[percentilesKey].(string); ok {
-			if p, err := stats.ParsePercentiles(s); err == nil {
-				ps = p
-			}
-		}
-	}
-	f := b.Final(ps)
+	f := b.Final(config.ReadRecorded(header.Config).Percentiles)
 	return report.SummaryJSON(
 		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles},
 		report.Run{ID: header.ID, Version: header.Version, Interrupted: true, HasSchedule: b.HasDispatchLag()}, f)
@@ -191,16 +178,6 @@ func (r *Run) StatusText() string {
 func (r *Run) Config() []Field {
 	f, _ := Flatten(r.Header.Config)
 	return f
-}
-
-// configValue is one configuration key's value as written ("" when absent).
-func (r *Run) configValue(key string) (string, bool) {
-	var cfg map[string]json.RawMessage
-	if json.Unmarshal(r.Header.Config, &cfg) != nil {
-		return "", false
-	}
-	v, ok := cfg[key]
-	return string(v), ok
 }
 
 // Start is the run's wall-clock start (the journal header's), or its

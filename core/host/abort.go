@@ -34,18 +34,9 @@ type AbortPolicy struct {
 	AllowWarmupFailures bool
 }
 
-// The defaults of lmbench run's flags. With them an engine that dies
-// mid-run stops the run within seconds whatever its rate: at a few
-// requests a second the 20 refused connections come first, at one a
-// second the health probe (3 failures, 2 s apart).
-const (
-	DefaultAbortAfterFailures = 20
-	DefaultAbortFailureRate   = 0.9
-	DefaultAbortWindow        = 50
-	DefaultHealthInterval     = 2 * time.Second
-	// HealthFailures failed probes in a row abort the run.
-	HealthFailures = 3
-)
+// HealthFailures failed probes in a row abort the run (the defaults of
+// the policy's flags are core/config's).
+const HealthFailures = 3
 
 // Validate checks the policy's numbers; the errors name the field, the
 // caller says which flag it came from.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -47,7 +48,7 @@ func startMetrics(ctx context.Context, p Plan) (*metricsRun, error) {
 		return nil, nil
 	}
 	s, err := enginemetrics.New(enginemetrics.Config{
-		URL: p.Metrics.URL, Shown: RedactURL(p.Metrics.URL), Interval: p.Metrics.Interval, Timeout: p.Metrics.Timeout,
+		URL: p.Metrics.URL, Shown: config.RedactURL(p.Metrics.URL), Interval: p.Metrics.Interval, Timeout: p.Metrics.Timeout,
 		Path: filepath.Join(p.Report.OutputDir, enginemetrics.FileName), Log: p.Log,
 	})
 	if err != nil {
@@ -119,7 +120,7 @@ func (m *metricsRun) finish() (*report.EngineMetrics, error) {
 	m.s.SetPhase("")
 	m.s.Scrape(ctx, enginemetrics.PointRunEnd)
 	err := m.s.Close()
-	return engineMetricsOf(RedactURL(m.plan.URL), m.s.Samples(), filepath.Base(m.s.Path())), err
+	return engineMetricsOf(config.RedactURL(m.plan.URL), m.s.Samples(), filepath.Base(m.s.Path())), err
 }
 
 // engineMetricsOf computes the summary's engine block from the samples.

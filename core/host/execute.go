@@ -56,8 +56,11 @@ type Plan struct {
 	Capabilities protocol.Capabilities // negotiated with the workload
 	TagKeys      []string
 	Sender       dispatch.Sender
-	Exporters    []Exporter
-	Report       report.Config // what the summary reports (no secrets)
+	// EngineURL is the engine's API base, for the run span's server.*
+	// attributes.
+	EngineURL string
+	Exporters []Exporter
+	Report    report.Config // what the summary reports (no secrets)
 	// Config is the resolved configuration recorded in the journal and
 	// exporter metadata (a JSON object, no secrets).
 	Config  json.RawMessage
@@ -150,10 +153,58 @@ func NewRunID(t time.Time) string {
 // anything was measured (journal or exporter setup); later failures are in
 // Result.Err, after every file was written.
 func Execute(ctx context.Context, p Plan) (*Result, error) {
+	x, err := openRun(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	// Cancelled (with the Abort as its cause) when a health probe gives
+	// up on the engine: the loop then stops stepping and drains, as on
+	// Ctrl-C. Other aborts are the observer's errors.
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	obs := x.observer(ctx, runCtx)
+	tr := dispatch.New(ctx, p.Sender, obs.header())
+	tr.IgnoreEOS = p.IgnoreEOS
+	defer tr.Close()
+	obs.cache = startCache(runCtx, p)
+	defer watchHurry(p.Hurry, tr, p.Log)()
+	stopProgress := startProgress(runCtx, p, obs)
+	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, x.onUnhealthy(obs, cancelRun))
+	outcome, runErr := runloop.Run(runCtx, runloop.Config[dispatch.Measured]{
+		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
+		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
+		MaxConcurrency: p.MaxConcurrency, BeforePhase: p.BeforePhase, OnDrain: x.onDrain,
+	})
+	stopHealth()
+	stopProgress()
+	x.res.Err = runErr
+	if a := obs.currentAbort(); a != nil && !errors.Is(runErr, a) {
+		x.res.Err = errors.Join(a, runErr) // the health probe's abort stopped the loop
+	}
+	x.res.Status, x.res.Abort = runStatus(obs, runErr, outcome.Interrupted)
+	x.res.Interrupted = x.res.Status == record.Interrupted
+	x.finish(obs, outcome)
+	return x.res, nil
+}
+
+// execution is one run of Execute: its plan, journal, exporters and
+// result.
+type execution struct {
+	p         Plan
+	res       *Result
+	run       record.Run
+	wallStart time.Time
+	journal   journalWriter
+	keep      *keeper
+	fan       *export.Fanout
+}
+
+// openRun creates the output directory, the journal and the exporters.
+func openRun(ctx context.Context, p Plan) (*execution, error) {
 	wallStart := time.Now()
-	res := &Result{RunID: NewRunID(wallStart)}
-	run := record.Run{
-		ID: res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
+	x := &execution{p: p, res: &Result{RunID: NewRunID(wallStart)}, wallStart: wallStart}
+	x.run = record.Run{
+		ID: x.res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
 		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
 	}
@@ -163,89 +214,89 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 			// StartAt is on the reference clock: this host's start there.
 			sh.Lateness = wallStart.Add(sh.Clock.Offset).Sub(sh.StartAt)
 		}
-		res.RunID, run.ID, run.Shard = sh.RunID, sh.RunID, &sh
+		x.res.RunID, x.run.ID, x.run.Shard = sh.RunID, sh.RunID, &sh
 	}
 	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
 	}
-	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), run)
+	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), x.run)
 	if err != nil {
 		return nil, err
 	}
-	var journal journalWriter = j
+	x.journal = j
 	if p.journalHook != nil {
-		journal = p.journalHook(journal)
+		x.journal = p.journalHook(x.journal)
 	}
-	targets, err := configureExporters(ctx, p.Exporters, run)
+	targets, err := configureExporters(ctx, p.Exporters, x.run)
 	if err != nil {
-		journal.Close(nil)
+		x.journal.Close(nil)
 		return nil, err
 	}
-	fan := export.NewFanout(targets, export.Options{}, p.Log)
+	x.fan = export.NewFanout(targets, export.Options{}, p.Log)
 	dirs := p.fallbackDirs
 	if dirs == nil {
 		dirs = defaultFallbackDirs()
 	}
-	keep := &keeper{run: run, primary: journal, dirs: dirs}
+	x.keep = &keeper{run: x.run, primary: x.journal, dirs: dirs}
+	return x, nil
+}
 
-	// Cancelled (with the Abort as its cause) when a health probe gives
-	// up on the engine: the loop then stops stepping and drains, as on
-	// Ctrl-C. Other aborts are the observer's errors.
-	runCtx, cancelRun := context.WithCancelCause(ctx)
-	defer cancelRun(nil)
+// observer is the run's observer, with its run span when tracing.
+func (x *execution) observer(ctx, runCtx context.Context) *observer {
+	p := x.p
 	obs := &observer{
-		runID: res.RunID, workload: p.Report.Workload, wallStart: wallStart,
-		keep: keep, fan: fan, live: stats.NewLive(wallStart), log: p.Log,
+		runID: x.res.RunID, workload: p.Report.Workload, wallStart: x.wallStart,
+		keep: x.keep, fan: x.fan, live: stats.NewLive(x.wallStart), log: p.Log,
 		policy: newAbortState(p.Abort), flog: newFailureLog(p.Log, failureLogEvery),
 		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
 	}
-	var header func() http.Header
 	if p.Tracing != nil {
 		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
-			RunID: res.RunID, Workload: p.Report.Workload, Version: p.Version, Model: p.Report.Model,
-			EngineURL: engineURL(p.Sender), Start: wallStart,
+			RunID: x.res.RunID, Workload: p.Report.Workload, Version: p.Version, Model: p.Report.Model,
+			EngineURL: p.EngineURL, Start: x.wallStart,
 		})
-		header = obs.trace.Header
 	}
-	tr := dispatch.New(ctx, p.Sender, header)
-	tr.IgnoreEOS = p.IgnoreEOS
-	defer tr.Close()
-	obs.cache = startCache(runCtx, p)
-	defer watchHurry(p.Hurry, tr, p.Log)()
-	stopProgress := startProgress(runCtx, p, obs)
-	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, func(a *Abort) bool {
-		// A request that succeeded while the probes failed shows the
-		// engine alive: a slow health endpoint alone never aborts a run.
+	return obs
+}
+
+// header is the traceparent header of each request (nil: no tracing).
+func (o *observer) header() func() http.Header {
+	if o.trace == nil {
+		return nil
+	}
+	return o.trace.Header
+}
+
+// onUnhealthy is what a health probe that gave up does: abort the run,
+// unless a request that succeeded meanwhile shows the engine alive (a
+// slow health endpoint alone never aborts a run).
+func (x *execution) onUnhealthy(obs *observer, cancel context.CancelCauseFunc) func(*Abort) bool {
+	p := x.p
+	return func(a *Abort) bool {
 		if window := time.Duration(HealthFailures) * p.Abort.Health.Interval; obs.succeededWithin(window) {
 			p.Log.Warn().Msgf("the engine's health probe failed %d times in a row, but requests still succeed: not stopping the run", HealthFailures)
 			return false
 		}
 		if obs.setAbort(a) {
 			p.Log.Error().Msgf("stopping the run: %s", a.Reason)
-			cancelRun(a)
+			cancel(a)
 		}
 		return true
-	})
-	outcome, runErr := runloop.Run(runCtx, runloop.Config[dispatch.Measured]{
-		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
-		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
-		MaxConcurrency: p.MaxConcurrency, BeforePhase: p.BeforePhase,
-		OnDrain: func(n int, abandoned bool) {
-			if abandoned {
-				p.Log.Warn().Int("in_flight", n).Msg("drain timeout: cancelling in-flight requests (recorded as failed)")
-			} else {
-				p.Log.Warn().Int("in_flight", n).Str("timeout", drainTimeout(p.DrainTimeout).String()).Msg("waiting for in-flight requests")
-			}
-		},
-	})
-	stopHealth()
-	stopProgress()
-	res.Err = runErr
-	if a := obs.currentAbort(); a != nil && !errors.Is(runErr, a) {
-		res.Err = errors.Join(a, runErr) // the health probe's abort stopped the loop
 	}
-	res.Status, res.Abort = runStatus(obs, runErr, outcome.Interrupted)
-	res.Interrupted = res.Status == record.Interrupted
+}
+
+// onDrain logs the drain after Ctrl-C or a plugin failure.
+func (x *execution) onDrain(n int, abandoned bool) {
+	if abandoned {
+		x.p.Log.Warn().Int("in_flight", n).Msg("drain timeout: cancelling in-flight requests (recorded as failed)")
+	} else {
+		x.p.Log.Warn().Int("in_flight", n).Str("timeout", drainTimeout(x.p.DrainTimeout).String()).Msg("waiting for in-flight requests")
+	}
+}
+
+// finish computes the summary from the journal and writes every file.
+func (x *execution) finish(obs *observer, outcome runloop.Result) {
+	p, res, keep := x.p, x.res, x.keep
 	if keep.failed != nil {
 		p.Log.Error().Msgf("journal write failed: %v; the records are saved to %s", keep.failed, keep.savedTo())
 		if keep.fb == nil {
@@ -254,25 +305,42 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 			}
 		}
 	}
-
 	// The final numbers come from the journal: the run kept no samples.
-	var hasSchedule bool
 	if err := keep.flush(); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
-	res.JournalPath = journal.Path()
+	res.JournalPath = x.journal.Path()
 	if keep.fb != nil {
 		res.JournalPath = keep.fb.Path()
 	}
+	rep := x.summarize(obs, outcome)
+	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
+	summary.MeasureStart = obs.wall(outcome.MeasureStart)
+	x.writeFiles(&summary)
+	if obs.trace != nil {
+		obs.trace.End(telemetry.RunEnd{
+			End: obs.wallTime(time.Now()), Requests: res.Final.TotalRequests, Failed: res.Final.FailedRequests,
+			Interrupted: res.Interrupted, Err: res.Err,
+		})
+	}
+	report.Terminal(p.Stdout, p.Report, rep, res.Final)
+	x.writeJSON(summary)
+}
+
+// summarize computes the final numbers, the overhead certificate and the
+// engine's and cache's blocks from the journal.
+func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run {
+	p, res, keep := x.p, x.res, x.keep
 	measured, _ := obs.live.Counts()
-	res.Final, hasSchedule, err = finalFrom(keep.scan, obs.wall(outcome.MeasureStart), measured)
+	final, hasSchedule, err := finalFrom(keep.scan, obs.wall(outcome.MeasureStart), measured)
+	res.Final = final
 	if err != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", err))
 		res.Final = stats.Final{Aggregated: obs.live.Current(time.Now())}
 	}
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
 		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
-		HasSchedule: hasSchedule, Shard: run.Shard}
+		HasSchedule: hasSchedule, Shard: x.run.Shard}
 	switch {
 	case res.Abort != nil:
 		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason
@@ -290,37 +358,39 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	if rep.Engine != nil && rep.Engine.SamplesFile != "" {
 		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
 	}
-	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
-	summary.MeasureStart = obs.wall(outcome.MeasureStart)
-	for _, r := range fan.Finish(summary, 60*time.Second) {
+	return rep
+}
+
+// writeFiles has the exporters finish and closes the journal with the
+// summary.
+func (x *execution) writeFiles(summary *record.Summary) {
+	res := x.res
+	for _, r := range x.fan.Finish(*summary, 60*time.Second) {
 		if r.Err != nil {
 			res.Err = errors.Join(res.Err, r.Err)
 		}
 		for _, f := range r.Files {
 			res.Files = append(res.Files, f.Path)
-			p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
+			x.p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
 		}
 	}
-	if err := keep.close(&summary); err != nil {
+	if err := x.keep.close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
-	if obs.trace != nil {
-		obs.trace.End(telemetry.RunEnd{
-			End: obs.wallTime(time.Now()), Requests: res.Final.TotalRequests, Failed: res.Final.FailedRequests,
-			Interrupted: res.Interrupted, Err: res.Err,
-		})
+}
+
+// writeJSON writes bench_summary.json when asked to.
+func (x *execution) writeJSON(summary record.Summary) {
+	if !x.p.Report.ExportJSON {
+		return
 	}
-	report.Terminal(p.Stdout, p.Report, rep, res.Final)
-	if p.Report.ExportJSON {
-		path := filepath.Join(p.Report.OutputDir, "bench_summary.json")
-		if err := writeFileAtomic(path, summary.JSON); err != nil {
-			res.Err = errors.Join(res.Err, fmt.Errorf("JSON summary: %w", err))
-		} else {
-			res.Files = append(res.Files, path)
-			p.Log.Info().Str("path", path).Msg("JSON summary written")
-		}
+	path := filepath.Join(x.p.Report.OutputDir, "bench_summary.json")
+	if err := writeFileAtomic(path, summary.JSON); err != nil {
+		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
+		return
 	}
-	return res, nil
+	x.res.Files = append(x.res.Files, path)
+	x.p.Log.Info().Str("path", path).Msg("JSON summary written")
 }
 
 // runStatus is how the run ended: aborted when lmbench stopped it (the
@@ -672,13 +742,4 @@ func chunkOffsetsUs(times []time.Duration) []int64 {
 		out[i] = d.Microseconds()
 	}
 	return out
-}
-
-// engineURL is the sender's base URL when it has one (engine.Sender does),
-// for the server.* span attributes.
-func engineURL(s dispatch.Sender) string {
-	if b, ok := s.(interface{ BaseURL() string }); ok {
-		return b.BaseURL()
-	}
-	return ""
 }

@@ -1,8 +1,9 @@
 package host
 
 import (
-	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/dispatch"
 )
 
 // watchHurry cancels every in-flight request once hurry is closed (a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -379,7 +380,7 @@ func mergedReportConfig(summaryJSON json.RawMessage, run record.Run, outDir stri
 	c := doc.Config
 	return report.Config{EngineURL: c.EngineURL, Model: run.Model, Workload: run.Workload, KVCacheVolumeGB: c.KVGB,
 		TokensPerGB: c.TokensPerGB, Seed: c.Seed, OutputDir: outDir, ExportCSV: c.ExportCSV, ExportJSON: true,
-		Quiet: true, Percentiles: pcts, Tokenizer: runTokenizer(run)}
+		Quiet: true, Percentiles: pcts, Tokenizer: config.ReadRecorded(run.Config).Tokenizer}
 }
 
 // shardList is "shard 2/3" or "shards 0/3, 2/3".

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 )
 
@@ -75,5 +76,5 @@ func checkServedModel(ctx context.Context, base, apiKey, model, origin string, l
 		quoted[i] = strconv.Quote(id)
 	}
 	return fmt.Errorf("%s %q: the engine serves only %s (GET %s/models)",
-		origin, model, strings.Join(quoted, ", "), RedactURL(strings.TrimSuffix(base, "/")))
+		origin, model, strings.Join(quoted, ", "), config.RedactURL(strings.TrimSuffix(base, "/")))
 }

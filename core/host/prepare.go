@@ -3,12 +3,12 @@ package host
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
@@ -17,43 +17,19 @@ import (
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// BuiltinEngine is the engine URL that starts the built-in simulated
-// engine inside the run.
-const BuiltinEngine = "builtin"
-
-// Setup is what Prepare needs, as the configuration resolved it; each
-// Origin names the flag, key or variable a value came from, for errors.
+// Setup is what Prepare needs: the run's Spec and what is not part of
+// it (the built-in engine's model, the shard, the secret, the workload).
 type Setup struct {
-	EngineURL    string // "builtin", a URL, host:port, or a port
-	EngineOrigin string
+	*config.Spec
 	// Sim configures the built-in engine; SimFlags are the --sim-* flags
 	// given (an error without the built-in engine).
 	Sim      sim.Config
 	SimFlags []string
-
-	LMCacheURL    string
-	LMCacheOrigin string
-	// Model is matched on LMCache's /status ("" = detect it from
-	// /v1/models); ServedModel is sent to the engine ("" = Model). The
-	// origins name where each came from, for errors.
-	Model, ServedModel        string
-	ModelOrigin, ServedOrigin string
-	// TokensPerGB is read from LMCache's /status unless HasTokensPerGB.
-	TokensPerGB     int64
-	HasTokensPerGB  bool
-	TokensOrigin    string
-	KVCacheVolumeGB float64
-	KVOrigin        string
-	Seed            int64
-	APIKey          string
+	APIKey   string
 	// Shard is the part of a sharded run to send (zero: all of it), named
 	// by ShardOrigin in errors.
 	Shard       protocol.Shard
 	ShardOrigin string
-
-	// Tokenizer is --tokenizer (auto, engine, words, or a tokenizer.json
-	// path; "" = auto), named by TokenizerOrigin in errors and warnings.
-	Tokenizer, TokenizerOrigin string
 
 	Workload *Workload
 	// Options are the workload's options set above its defaults.
@@ -65,8 +41,9 @@ type Setup struct {
 // Prepared is a run ready to execute: the engine found, the model and
 // tokens per GB known, the workload configured.
 type Prepared struct {
-	EngineURL   string // where requests go
-	ReportURL   string // as shown in the summary (no credentials)
+	// Engine is where requests go: the Spec's endpoint, the built-in
+	// engine's URLs filled in once it listens.
+	Engine      config.Endpoint
 	APIKey      string
 	Model       string // matched on LMCache's /status
 	Served      string // sent to the engine
@@ -98,9 +75,6 @@ func (p *Prepared) Close() {
 // given, and configures the workload. On error nothing it started
 // keeps running.
 func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err error) {
-	if s.KVCacheVolumeGB <= 0 {
-		return nil, fmt.Errorf("%s: must be positive, got %s", s.KVOrigin, strconv.FormatFloat(s.KVCacheVolumeGB, 'g', -1, 64))
-	}
 	tokOrigin := s.TokenizerOrigin
 	if tokOrigin == "" {
 		tokOrigin = "--tokenizer"
@@ -119,45 +93,55 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 			p.Close()
 		}
 	}()
-	engineURL := PortOnly(s.EngineURL)
-	if engineURL == BuiltinEngine {
-		srv, err := sim.New(s.Sim, log.With().Str("component", "sim").Logger())
-		if err != nil {
-			return nil, UsageError{err}
-		}
-		base, err := srv.Start("127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("built-in engine: %w", err)
-		}
-		p.closers = append(p.closers, func() { srv.Close() })
-		p.EngineURL, p.ReportURL = base, "builtin ("+base+")"
-		log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
-	} else {
-		if len(s.SimFlags) > 0 {
-			return nil, UsageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), RedactURL(engineURL))}
-		}
-		base, stripped, err := engine.CheckBaseURL(engineURL)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.EngineOrigin, err)
-		}
-		if stripped != "" {
-			log.Warn().Msgf("%s: ignoring the endpoint path %s after the address (lmbench adds the paths itself)", s.EngineOrigin, stripped)
-		}
-		p.EngineURL, p.ReportURL = base, RedactURL(base)
+	if err := p.startEngine(s, log); err != nil {
+		return nil, err
 	}
-	if s.LMCacheURL != "" {
-		if _, _, err := engine.CheckBaseURL(PortOnly(s.LMCacheURL)); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.LMCacheOrigin, err)
-		}
+	if err := p.findModel(ctx, s, log); err != nil {
+		return nil, err
 	}
+	if err := p.findTokensPerGB(ctx, s, log); err != nil {
+		return nil, err
+	}
+	return p, p.configure(ctx, s, tokOrigin, log)
+}
 
+// startEngine starts the built-in engine when the run asks for it, and
+// says where requests go.
+func (p *Prepared) startEngine(s Setup, log zerolog.Logger) error {
+	if !s.Engine.Builtin {
+		if len(s.SimFlags) > 0 {
+			return UsageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), config.RedactURL(s.Engine.Typed))}
+		}
+		if s.Engine.Stripped != "" {
+			log.Warn().Msgf("%s: ignoring the endpoint path %s after the address (lmbench adds the paths itself)", s.Engine.Origin, s.Engine.Stripped)
+		}
+		p.Engine = s.Engine
+		return nil
+	}
+	srv, err := sim.New(s.Sim, log.With().Str("component", "sim").Logger())
+	if err != nil {
+		return UsageError{err}
+	}
+	base, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("built-in engine: %w", err)
+	}
+	p.closers = append(p.closers, func() { srv.Close() })
+	p.Engine = s.Engine.Started(base)
+	log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
+	return nil
+}
+
+// findModel detects the model when none was given, and checks the engine
+// serves the one requests will name.
+func (p *Prepared) findModel(ctx context.Context, s Setup, log zerolog.Logger) error {
 	p.Model = s.Model
 	if p.Model == "" {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		model, err := engine.DetectModel(dctx, engine.NormalizeURL(p.EngineURL), p.APIKey, nil)
+		model, err := engine.DetectModel(dctx, p.Engine.Base, p.APIKey, nil)
 		cancel()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		log.Info().Str("model", model).Msg("model auto-detected")
 		p.Model, p.ModelDetected = model, true
@@ -167,27 +151,32 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	if p.Served == "" {
 		p.Served, origin = p.Model, s.ModelOrigin
 	}
-	if !p.ModelDetected || s.ServedModel != "" {
-		if origin == "" {
-			origin = "--model"
-		}
-		if err := checkServedModel(ctx, engine.NormalizeURL(p.EngineURL), p.APIKey, p.Served, origin, log); err != nil {
-			return nil, err
-		}
+	if p.ModelDetected && s.ServedModel == "" {
+		return nil
 	}
+	if origin == "" {
+		origin = "--model"
+	}
+	return checkServedModel(ctx, p.Engine.Base, p.APIKey, p.Served, origin, log)
+}
+
+// findTokensPerGB reads tokens per GB (and the KV block size) from an
+// LMCache-shaped /status when not given.
+func (p *Prepared) findTokensPerGB(ctx context.Context, s Setup, log zerolog.Logger) error {
 	p.TokensPerGB = s.TokensPerGB
-	if s.HasTokensPerGB && HasStatusSource(s.LMCacheURL, engineURL) {
-		p.StatusBlockSize = kvcache.StatusBlockSize(ctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, log)
+	status := statusSourceURL(s.LMCache.URL, s.Engine.Builtin, p.Engine.Root)
+	if s.HasTokensPerGB && s.HasStatusSource() {
+		p.StatusBlockSize = kvcache.StatusBlockSize(ctx, status, p.Model, log)
 	}
 	if !s.HasTokensPerGB {
 		// Never a default LMCache URL (the original's quirk Q3): the caller
 		// has made sure one was given, or the built-in engine serves its
 		// own LMCache-shaped /status.
 		tctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		tpg, layout, err := lmcache.TokensPerGB(tctx, statusSourceURL(PortOnly(s.LMCacheURL), engineURL, p.EngineURL), p.Model, nil)
+		tpg, layout, err := lmcache.TokensPerGB(tctx, status, p.Model, nil)
 		cancel()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		log.Info().Int64("cache_size_per_token", layout.CacheSizePerToken).Int64("world_size", layout.WorldSize).
 			Int64("tokens_per_gb", tpg).Msg("tokens per GB from LMCache")
@@ -195,58 +184,47 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 		p.StatusBlockSize = layout.BlockSize
 	}
 	if p.TokensPerGB <= 0 {
-		return nil, fmt.Errorf("%s: must be positive, got %d", s.TokensOrigin, p.TokensPerGB)
+		return fmt.Errorf("%s: must be positive, got %d", s.TokensOrigin, p.TokensPerGB)
 	}
+	return nil
+}
 
+// configure has the workload configure itself for the run, counting
+// with the run's tokenizer.
+func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log zerolog.Logger) error {
 	w := s.Workload
 	tokens, err := p.tokenizer(ctx, s, tokOrigin, log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cr, err := w.Service().Configure(ctx, protocol.WorkloadConfig{Options: s.Options, Common: protocol.Common{
 		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB, Shard: s.Shard,
 	}, Tokens: tokens})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(cr.Errors) > 0 {
-		return nil, FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+		return FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
 	}
 	p.Configured = cr
-	return p, nil
+	return nil
 }
 
-// HasStatusSource reports whether tokens per GB can be read from an
-// LMCache-shaped /status: given an LMCache URL, or with the built-in
-// engine, whose /status reports its own tokens per GB.
-func HasStatusSource(lmcacheURL, engineURL string) bool {
-	return lmcacheURL != "" || PortOnly(engineURL) == BuiltinEngine
+// Found is what preparing found out that the run's recorded configuration
+// holds (config.Spec.Entries).
+func (p *Prepared) Found(w *Workload) config.Found {
+	f := config.Found{Model: p.Model, TokensPerGB: p.TokensPerGB, Workload: w.Name(), Resolved: p.Configured.Resolved}
+	if w.ByPath {
+		f.Path = w.Path
+	}
+	return f
 }
 
 // statusSourceURL returns the server to read /status from: the LMCache
-// URL if given, else the built-in engine (base: its URL once started).
-func statusSourceURL(lmcacheURL, engineURL, base string) string {
-	if lmcacheURL != "" || engineURL != BuiltinEngine {
+// URL if given, else the built-in engine (base: its root once started).
+func statusSourceURL(lmcacheURL string, builtin bool, base string) string {
+	if lmcacheURL != "" || !builtin {
 		return lmcacheURL
 	}
 	return base
 }
-
-// CheckURL tells whether an engine or LMCache address, as typed, is one:
-// an http(s) scheme or none, a host, no query (engine.CheckBaseURL).
-func CheckURL(raw string) error {
-	_, _, err := engine.CheckBaseURL(PortOnly(raw))
-	return err
-}
-
-// PortOnly reads a bare port number as a server on this machine
-// ("8000" → "http://localhost:8000"), as the original's setup does.
-func PortOnly(u string) string {
-	if n, err := strconv.Atoi(strings.TrimSpace(u)); err == nil && n > 0 && n < 65536 {
-		return "http://localhost:" + strconv.Itoa(n)
-	}
-	return u
-}
-
-// RedactURL drops credentials from a URL before it is printed or exported.
-func RedactURL(s string) string { return engine.RedactURL(s) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -89,7 +90,7 @@ func summarize(run record.Run, recs []record.Record) record.Summary {
 	}
 	final, hasSchedule := f.final(run)
 	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir, Percentiles: final.Percentiles,
-		Tokenizer: runTokenizer(run)}
+		Tokenizer: config.ReadRecorded(run.Config).Tokenizer}
 	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: hasSchedule}
 	return summaryOf(run.ID, cfg, rep, final)
 }

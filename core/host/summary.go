@@ -1,9 +1,9 @@
 package host
 
 import (
-	"encoding/json"
 	"time"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
 )
@@ -31,8 +31,9 @@ func (f *finals) add(r *record.Record) error {
 // final computes the numbers with the percentiles the run was configured
 // with, and whether dispatch lag is defined (the summary's section for it).
 func (f *finals) final(run record.Run) (stats.Final, bool) {
-	final := f.b.Final(runPercentiles(run))
-	f.b.Judge(&final, run.RequestedRate, runSLO(run))
+	rec := config.ReadRecorded(run.Config)
+	final := f.b.Final(rec.Percentiles)
+	f.b.Judge(&final, run.RequestedRate, rec.SLO)
 	return final, f.b.HasDispatchLag()
 }
 
@@ -67,26 +68,4 @@ func finalFrom(scan scanFunc, start time.Time, n int) (stats.Final, bool, error)
 	}
 	final, hasSchedule := f.final(run)
 	return final, hasSchedule, nil
-}
-
-// PercentilesKey is the configuration key of --percentiles. The summary
-// takes the percentiles from the run's recorded configuration (the
-// journal's header), so a run's end and a re-export of its journal report
-// the same ones.
-const PercentilesKey = "percentiles"
-
-// runPercentiles are the percentiles recorded in run's configuration, or
-// stats.DefaultPercentiles when it names none (or none it can read: the
-// CLI checked the value before the run).
-func runPercentiles(run record.Run) []float64 {
-	var cfg map[string]any
-	if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
-		if s, ok := cfg[PercentilesKey].(string); ok {
-			if ps, err := stats.ParsePercentiles(s); err == nil {
-				return ps
-			}
-		}
-	}
-	ps, _ := stats.ParsePercentiles(stats.DefaultPercentiles)
-	return ps
 }

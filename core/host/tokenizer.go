@@ -2,11 +2,9 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -22,26 +20,10 @@ func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log ze
 		p.Tokenizer = tokenize.Words
 		return nil, nil
 	}
-	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.EngineURL, p.APIKey, p.Served, log)
+	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.Engine.Base, p.APIKey, p.Served, log)
 	if err != nil {
 		return nil, err
 	}
 	p.Tokenizer = name
 	return tok, nil
-}
-
-// TokenizerKey is the configuration key of --tokenizer; the run records
-// the tokenizer it used under it, so a re-export reports it too.
-const TokenizerKey = "tokenizer"
-
-// runTokenizer is the tokenizer a run recorded ("" when none: a journal
-// from before --tokenizer).
-func runTokenizer(run record.Run) string {
-	var cfg map[string]any
-	if len(run.Config) > 0 && json.Unmarshal(run.Config, &cfg) == nil {
-		if s, ok := cfg[TokenizerKey].(string); ok {
-			return s
-		}
-	}
-	return ""
 }

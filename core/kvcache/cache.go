@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/record"
@@ -14,7 +15,7 @@ import (
 )
 
 // DefaultBlockSize is vLLM's default KV block, in tokens.
-const DefaultBlockSize = 16
+const DefaultBlockSize = config.DefaultBlockSize
 
 // Sender sends the reset's probe requests (the run's engine sender).
 type Sender interface {

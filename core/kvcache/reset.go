@@ -8,45 +8,33 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/report"
 )
 
-// When --reset-cache resets the engine's prefix cache.
+// When --reset-cache resets the engine's prefix cache (core/config's
+// values of the option).
 const (
-	ResetNever         = "never"
-	ResetBeforeWarmup  = "before-warmup"
-	ResetBeforeMeasure = "before-measure"
+	ResetNever         = config.ResetNever
+	ResetBeforeWarmup  = config.ResetBeforeWarmup
+	ResetBeforeMeasure = config.ResetBeforeMeasure
 )
-
-// ResetModes are --reset-cache's values.
-var ResetModes = []string{ResetNever, ResetBeforeWarmup, ResetBeforeMeasure}
 
 // ResetPlan is a --reset-cache (Config.Reset; nil: never).
 type ResetPlan struct {
 	When string // ResetBeforeWarmup or ResetBeforeMeasure
-	// URL is POSTed to (ResetURLFor of the engine URL).
+	// URL is POSTed to (config.Endpoint.ResetURL: the engine's origin +
+	// /reset_prefix_cache, vLLM's; SGLang calls it /flush_cache).
 	URL string
 	// Client posts the reset (nil: a client of its own).
 	Client *http.Client
-}
-
-// ResetURLFor is vLLM's (and SGLang's: /flush_cache is its name for it,
-// vLLM's is what lmbench calls) reset endpoint of an engine: its base
-// URL's origin + /reset_prefix_cache.
-func ResetURLFor(engineURL string) (string, error) {
-	u, err := url.Parse(engineURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("engine URL %q: want scheme://host[:port]", engineURL)
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/reset_prefix_cache"}).String(), nil
 }
 
 // probeWords is the probe prompt's length: many blocks of any tokenizer.

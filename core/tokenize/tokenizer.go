@@ -15,14 +15,15 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // --tokenizer values besides a path.
 const (
-	Auto   = "auto"
-	Engine = "engine"
-	Words  = "words"
+	Auto   = config.TokenizerAuto
+	Engine = config.TokenizerEngine
+	Words  = config.TokenizerWords
 )
 
 // Check checks a --tokenizer value before any network traffic:

@@ -1,0 +1,121 @@
+package config
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lmbench/lmbench/core/stats"
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// Found is what preparing a run found out that its recorded
+// configuration holds: the model (perhaps detected), tokens per GB
+// (perhaps read from /status), the workload and the options it resolved.
+type Found struct {
+	Model       string
+	TokensPerGB int64
+	// Workload is the workload's name; Path its binary when it was run
+	// by path (--workload-plugin), which the entries then name instead.
+	Workload, Path string
+	// Resolved are the workload's options as it resolved them (its
+	// Configure's answer), by option name.
+	Resolved protocol.Values
+}
+
+// Entries is the run's portable configuration (spec §6.5), what
+// --export-config writes and the journal's header records: no engine URL,
+// no LMCache URL, no secrets; the workload's options as it resolved them.
+// The limits, the percentiles and the load options appear only when set,
+// so a file replays them and the defaults stay the defaults of the
+// version that reads it.
+func (s *Spec) Entries(f Found) []Entry {
+	v := s.values
+	out := []Entry{{Key: keyModel, Value: f.Model}}
+	if s.ServedModel != "" {
+		out = append(out, Entry{Key: keyServedModel, Value: s.ServedModel})
+	}
+	if f.Path != "" {
+		out = append(out, Entry{Key: KeyWorkloadPlugin, Value: f.Path})
+	} else {
+		out = append(out, Entry{Key: KeyWorkload, Value: f.Workload})
+	}
+	out = append(out,
+		Entry{Key: KeyKVVolume, Value: s.KVCacheVolumeGB},
+		Entry{Key: KeyTokensPerGB, Value: f.TokensPerGB},
+	)
+	out = append(out, s.workloadEntries(f)...)
+	out = append(out, Entry{Key: keySeed, Value: s.Seed})
+	for _, o := range LimitOptions() {
+		if v.UserSet(o.Key) {
+			out = append(out, Entry{Key: o.Key, Value: v.Get(o.Key)})
+		}
+	}
+	if v.UserSet(keyPercentiles) {
+		out = append(out, Entry{Key: keyPercentiles, Value: stats.FormatPercentiles(s.Percentiles)})
+	}
+	return append(out, s.loadEntries()...)
+}
+
+// workloadEntries are the workload's options, each as the workload
+// resolved it when it said, else as configured.
+func (s *Spec) workloadEntries(f Found) []Entry {
+	var out []Entry
+	for _, o := range s.values.reg.Owned(f.Workload) {
+		val := s.values.Get(o.Key)
+		if rv, ok := f.Resolved[o.Name]; ok {
+			if x, err := o.Parse(Format(rv)); err == nil {
+				val = x
+			}
+			if n, ok := rv.(int64); ok && o.Type == protocol.OptionDuration {
+				val = time.Duration(n)
+			}
+		}
+		if val != nil {
+			out = append(out, Entry{Key: o.Key, Value: val})
+		}
+	}
+	return out
+}
+
+// loadEntries are the load options, each only when set: the summary (at
+// the run's end and on re-export) reads the SLO and the cap from there.
+func (s *Spec) loadEntries() []Entry {
+	var out []Entry
+	if s.Load.MaxConcurrency > 0 {
+		out = append(out, Entry{Key: keyMaxConcurrency, Value: int64(s.Load.MaxConcurrency)})
+	}
+	if s.Load.IgnoreEOS {
+		out = append(out, Entry{Key: keyIgnoreEOS, Value: true})
+	}
+	if s.Load.SLO.Set() {
+		out = append(out, Entry{Key: keySLO, Value: s.Load.SLO.String()})
+	}
+	return out
+}
+
+// Tokenizer records the tokenizer a run used (what Prepare settled on),
+// so the recorded configuration names it.
+func (s *Spec) SetTokenizer(name string) error {
+	s.Tokenizer = name
+	return s.values.Set(keyTokenizer, name)
+}
+
+// PluginValues returns the values set for a plugin's options above its
+// own defaults (the plugin applies those itself), by option name.
+func (v *Values) PluginValues(plugin string) protocol.Values {
+	out := protocol.Values{}
+	for _, o := range v.reg.Owned(plugin) {
+		if v.UserSet(o.Key) {
+			out[o.Name] = OptionValue(v.Get(o.Key))
+		}
+	}
+	return out
+}
+
+// PluginOrigin names where a plugin option's value came from, for its
+// errors; prefix is the plugin's flag prefix.
+func (v *Values) PluginOrigin(prefix string) func(option string) string {
+	return func(name string) string {
+		return v.Origin(strings.ReplaceAll(prefix+"_"+name, "-", "_"))
+	}
+}
