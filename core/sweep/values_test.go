@@ -39,3 +39,20 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+func TestSpecFlagAndWholeNumbers(t *testing.T) {
+	t.Parallel()
+	s, err := ParseSpec("--max-concurrency=1,2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Key != "max_concurrency" || s.Flag() != "--max-concurrency" {
+		t.Errorf("key %q, flag %q; want max_concurrency, --max-concurrency", s.Key, s.Flag())
+	}
+	if err := s.CheckWhole(); err == nil || err.Error() != "--sweep --max-concurrency=1,2.5: max_concurrency takes whole numbers, got 2.5" {
+		t.Errorf("CheckWhole: %v", err)
+	}
+	if s, _ := ParseSpec("n=1..3"); s.CheckWhole() != nil {
+		t.Errorf("CheckWhole(%v): %v, want none", s.Values, s.CheckWhole())
+	}
+}
