@@ -31,7 +31,7 @@ type Config struct {
 	Search      bool
 	SearchSteps int
 	// Log gets a line per point, why the ladder stopped and a file that
-	// could not be written.
+	// could not be written (nil: nowhere).
 	Log io.Writer
 	// Combine, when set, writes further combined files after the summary
 	// and the CSV, each time they are written.
@@ -77,6 +77,9 @@ type Combiner func(dir string, r *Result, summary []byte) error
 // file that could not be written (nil when the sweep ended early: its
 // point's failure says why).
 func Run(ctx context.Context, cfg Config, run Runner) (*Result, error) {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
 	if err := os.MkdirAll(cfg.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", cfg.OutputDir, err)
 	}
