@@ -40,6 +40,9 @@ type Summary struct {
 	Overhead     []Field
 	OverheadText string
 	Saturated    bool
+	// Load and Goodput are "load" and "goodput" (zero when absent).
+	Load    LoadSummary
+	Goodput GoodputSummary
 }
 
 // Results is the summary's "results" member, the original's figures.
@@ -51,6 +54,26 @@ type Results struct {
 	InputThroughput    *float64 `json:"input_throughput"`
 	OutputThroughput   *float64 `json:"output_throughput"`
 	OutputTokens       int64    `json:"total_output_tokens"`
+	P50TTFTMs          *float64 `json:"p50_ttft_ms"`
+	P99TTFTMs          *float64 `json:"p99_ttft_ms"`
+}
+
+// LoadSummary is the summary's "load" member: the rate the workload asked for
+// against the one achieved, and the schedule's slip by statistic ("p99",
+// "max", …). A figure written null is nil.
+type LoadSummary struct {
+	RequestedRate    *float64            `json:"requested_rate"`
+	AchievedSendRate *float64            `json:"achieved_send_rate"`
+	AchievedFraction *float64            `json:"achieved_fraction"`
+	CompletionRate   *float64            `json:"completion_rate"`
+	ScheduleSlipMs   map[string]*float64 `json:"schedule_slip_ms"`
+}
+
+// GoodputSummary is the summary's "goodput" member: requests meeting the SLO per
+// second, and the share meeting each limit by limit ("ttft", …, "all").
+type GoodputSummary struct {
+	Rate       *float64            `json:"goodput_rps"`
+	Attainment map[string]*float64 `json:"attainment"`
 }
 
 // MetricSummary is one of the summary's metrics: count, mean, std,
@@ -106,6 +129,8 @@ func ParseSummary(b []byte) (Summary, error) {
 		Metrics  map[string]json.RawMessage `json:"metrics"`
 		Cache    *CacheSummary              `json:"cache"`
 		Overhead json.RawMessage            `json:"overhead"`
+		Load     LoadSummary                `json:"load"`
+		Goodput  GoodputSummary             `json:"goodput"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return s, fmt.Errorf("not a bench_summary.json: %w", err)
@@ -117,7 +142,7 @@ func ParseSummary(b []byte) (Summary, error) {
 	s.Results = doc.Results
 	s.RunID, s.Version, s.Interrupted = doc.Run.RunID, doc.Run.Version, doc.Run.Interrupted
 	s.Status, s.Reason, s.Failures = doc.Run.Status, doc.Run.Reason, doc.Failures
-	s.Cache = doc.Cache
+	s.Cache, s.Load, s.Goodput = doc.Cache, doc.Load, doc.Goodput
 	if doc.Metrics != nil {
 		if err := json.Unmarshal(doc.Metrics["percentiles"], &s.Percentiles); err != nil {
 			return s, fmt.Errorf("metrics.percentiles: %w", err)

@@ -2,28 +2,22 @@ package htmlreport
 
 import (
 	"cmp"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/lmbench/lmbench/core/analysis"
+	"github.com/lmbench/lmbench/core/sweep"
 )
 
 // SweepSummaryName is the file lmbench sweep writes beside its points'
 // directories (docs/results-schema.md, "A sweep's files").
-const SweepSummaryName = "sweep_summary.json"
+const SweepSummaryName = sweep.SummaryName
 
 // IsSweep says whether dir is a sweep's output directory.
-func IsSweep(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, SweepSummaryName))
-	return err == nil && st.Mode().IsRegular()
-}
+func IsSweep(dir string) bool { return sweep.IsSweep(dir) }
 
 // Sweep is a sweep read back: its summary and, for each point, the
 // latencies of the point's own run.
@@ -35,32 +29,19 @@ type Sweep struct {
 	MinGood   float64
 	StoppedBy string
 	Complete  bool
-	Points    []SweepPoint
+	// Points are by value (the search's among the ladder's).
+	Points []SweepPoint
 }
 
-// SweepPoint is one point of a sweep; a figure not defined is NaN.
+// SweepPoint is one point of a sweep, as sweep_summary.json has it, and
+// its run's latencies.
 type SweepPoint struct {
-	Point  int     `json:"point"`
-	Value  float64 `json:"value"`
-	Search bool    `json:"search"`
-	Dir    string  `json:"dir"`
-	Status string  `json:"status"`
-	Error  *string `json:"error"`
-
-	RequestedRate    num   `json:"requested_rate"`
-	AchievedSendRate num   `json:"achieved_send_rate"`
-	AchievedFraction num   `json:"achieved_fraction"`
-	CompletionRate   num   `json:"completion_rate"`
-	P99SlipMs        num   `json:"p99_schedule_slip_ms"`
-	GoodputRPS       num   `json:"goodput_rps"`
-	GoodShare        num   `json:"good_share"`
-	Saturated        bool  `json:"saturated"`
-	MeetsSLO         *bool `json:"meets_slo"`
-
+	sweep.Point
 	// Latency is p50 and p99 of ttft_ms, tpot_ms and e2e_ms, from the
-	// point's run; LoadErr is why the run could not be read.
-	Latency map[string][2]float64 `json:"-"`
-	LoadErr string                `json:"-"`
+	// point's run (NaN: not defined); LoadErr is why the run could not
+	// be read.
+	Latency map[string][2]float64
+	LoadErr string
 }
 
 // sweepLatencies are the summary metrics a sweep's latency curves draw.
@@ -70,56 +51,45 @@ var sweepLatencies = []struct{ key, name string }{{"ttft_ms", "TTFT"}, {"tpot_ms
 // run. An error names the file and what was wrong; a point whose run
 // cannot be read keeps its summary's figures and says why.
 func LoadSweep(dir string) (*Sweep, error) {
-	path := filepath.Join(dir, SweepSummaryName)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no %s: not a sweep's output directory", dir, SweepSummaryName)
-	}
+	res, err := sweep.Read(dir)
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Key       string       `json:"key"`
-		Flag      string       `json:"flag"`
-		SLO       *string      `json:"slo"`
-		MinGood   float64      `json:"min_good_share"`
-		Points    []SweepPoint `json:"points"`
-		StoppedBy *string      `json:"stopped_by"`
-		Complete  bool         `json:"complete"`
+	s := &Sweep{Dir: dir, Key: res.Key, Flag: res.Flag, MinGood: res.MinGood, Complete: res.Complete}
+	if res.SLO != nil {
+		s.SLO = *res.SLO
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not a sweep summary: %w", path, err)
+	if res.StoppedBy != nil {
+		s.StoppedBy = *res.StoppedBy
 	}
-	if doc.Key == "" {
-		return nil, fmt.Errorf("%s: no \"key\" (want the swept configuration key)", path)
-	}
-	s := &Sweep{Dir: dir, Key: doc.Key, Flag: doc.Flag, MinGood: doc.MinGood, Complete: doc.Complete, Points: doc.Points}
-	if doc.SLO != nil {
-		s.SLO = *doc.SLO
-	}
-	if doc.StoppedBy != nil {
-		s.StoppedBy = *doc.StoppedBy
-	}
-	for i := range s.Points {
-		p := &s.Points[i]
-		p.Latency = map[string][2]float64{}
+	for _, rp := range res.Points {
+		p := SweepPoint{Point: rp, Latency: map[string][2]float64{}}
 		for _, l := range sweepLatencies {
 			p.Latency[l.key] = [2]float64{math.NaN(), math.NaN()}
 		}
 		r, err := analysis.Load(filepath.Join(dir, p.Dir))
 		if err != nil {
 			p.LoadErr = err.Error()
-			continue
-		}
-		for _, l := range sweepLatencies {
-			if m, ok := r.Summary.Metrics[l.key]; ok {
-				p.Latency[l.key] = [2]float64{percentileOf(m, 50), percentileOf(m, 99)}
+		} else {
+			for _, l := range sweepLatencies {
+				if m, ok := r.Summary.Metrics[l.key]; ok {
+					p.Latency[l.key] = [2]float64{percentileOf(m, 50), percentileOf(m, 99)}
+				}
 			}
 		}
+		s.Points = append(s.Points, p)
 	}
 	// Search points follow the ladder's in the file; curves go by value.
 	slices.SortStableFunc(s.Points, func(a, b SweepPoint) int { return cmp.Compare(a.Value, b.Value) })
 	return s, nil
+}
+
+// fig is a point's figure: NaN when not defined.
+func fig(v *float64) num {
+	if v == nil {
+		return num(math.NaN())
+	}
+	return num(*v)
 }
 
 // Name is the sweep's directory's last element.
@@ -132,7 +102,7 @@ func SweepPanels(s *Sweep) []Panel {
 	var ps []Panel
 	const thr = "achieved throughput, successful requests per second of the measured phase (req/s)"
 	noRate := ""
-	if !slices.ContainsFunc(s.Points, func(p SweepPoint) bool { return !math.IsNaN(p.RequestedRate.f()) }) {
+	if !slices.ContainsFunc(s.Points, func(p SweepPoint) bool { return !math.IsNaN(fig(p.RequestedRate).f()) }) {
 		noRate = fmt.Sprintf("no point has a requested rate: %s (%s) does not set one (a closed loop, a burst)", s.Key, s.Flag)
 	}
 	for _, l := range sweepLatencies {
@@ -141,7 +111,7 @@ func SweepPanels(s *Sweep) []Panel {
 		for qi, q := range []string{"p50", "p99"} {
 			ser := Series{Name: l.name + " " + q}
 			for _, pt := range s.Points {
-				ser.XY = append(ser.XY, Point{pt.CompletionRate.f(), pt.Latency[l.key][qi]})
+				ser.XY = append(ser.XY, Point{fig(pt.CompletionRate).f(), pt.Latency[l.key][qi]})
 			}
 			if defined(ser.XY) {
 				p.Series = append(p.Series, ser)
@@ -162,7 +132,7 @@ func SweepPanels(s *Sweep) []Panel {
 	series := func(name string, y func(SweepPoint) float64) Series {
 		ser := Series{Name: name}
 		for _, pt := range s.Points {
-			ser.XY = append(ser.XY, Point{pt.RequestedRate.f(), y(pt)})
+			ser.XY = append(ser.XY, Point{fig(pt.RequestedRate).f(), y(pt)})
 		}
 		return ser
 	}
@@ -172,13 +142,13 @@ func SweepPanels(s *Sweep) []Panel {
 	case s.SLO == "":
 		good.Empty = "the sweep set no --slo: goodput was not measured"
 	default:
-		good.Series = []Series{series("goodput", func(p SweepPoint) float64 { return p.GoodputRPS.f() }),
-			series("achieved throughput", func(p SweepPoint) float64 { return p.CompletionRate.f() })}
+		good.Series = []Series{series("goodput", func(p SweepPoint) float64 { return fig(p.GoodputRPS).f() }),
+			series("achieved throughput", func(p SweepPoint) float64 { return fig(p.CompletionRate).f() })}
 	}
 	if noRate == "" {
-		rate.Series = []Series{series("achieved send rate", func(p SweepPoint) float64 { return p.AchievedSendRate.f() }),
-			series("completion rate", func(p SweepPoint) float64 { return p.CompletionRate.f() }),
-			series("achieved = requested", func(p SweepPoint) float64 { return p.RequestedRate.f() })}
+		rate.Series = []Series{series("achieved send rate", func(p SweepPoint) float64 { return fig(p.AchievedSendRate).f() }),
+			series("completion rate", func(p SweepPoint) float64 { return fig(p.CompletionRate).f() }),
+			series("achieved = requested", func(p SweepPoint) float64 { return fig(p.RequestedRate).f() })}
 	}
 	for _, p := range []*Panel{&good, &rate} {
 		p.Series = slices.DeleteFunc(p.Series, func(s Series) bool { return !defined(s.XY) })
@@ -216,19 +186,19 @@ func sweepTable(s *Sweep) table {
 		if p.MeetsSLO != nil {
 			meets = map[bool]string{true: "yes", false: "NO"}[*p.MeetsSLO]
 		}
-		row := []string{strconv.Itoa(p.Point), strconv.FormatFloat(p.Value, 'g', -1, 64), status, p.RequestedRate.s(), p.AchievedSendRate.s(),
-			analysis.Percent(p.AchievedFraction.f()), p.CompletionRate.s()}
+		row := []string{strconv.Itoa(p.Number), strconv.FormatFloat(p.Value, 'g', -1, 64), status, fig(p.RequestedRate).s(), fig(p.AchievedSendRate).s(),
+			analysis.Percent(fig(p.AchievedFraction).f()), fig(p.CompletionRate).s()}
 		for _, l := range sweepLatencies {
 			row = append(row, analysis.Num(p.Latency[l.key][0]), analysis.Num(p.Latency[l.key][1]))
 		}
-		row = append(row, p.P99SlipMs.s(), p.GoodputRPS.s(), analysis.Percent(p.GoodShare.f()),
+		row = append(row, fig(p.P99SlipMs).s(), fig(p.GoodputRPS).s(), analysis.Percent(fig(p.GoodShare).f()),
 			map[bool]string{true: "YES", false: "no"}[p.Saturated], meets, p.Dir)
 		t.Rows = append(t.Rows, row)
 		if p.LoadErr != "" {
-			t.Warnings = append(t.Warnings, fmt.Sprintf("point %d: its run could not be read (%s): its latencies are n/a", p.Point, p.LoadErr))
+			t.Warnings = append(t.Warnings, fmt.Sprintf("point %d: its run could not be read (%s): its latencies are n/a", p.Number, p.LoadErr))
 		}
 		if p.Saturated {
-			t.Warnings = append(t.Warnings, fmt.Sprintf("point %d (%s=%s): saturated, sent below 90%% of the requested rate", p.Point, s.Key, strconv.FormatFloat(p.Value, 'g', -1, 64)))
+			t.Warnings = append(t.Warnings, fmt.Sprintf("point %d (%s=%s): saturated, sent below 90%% of the requested rate", p.Number, s.Key, strconv.FormatFloat(p.Value, 'g', -1, 64)))
 		}
 	}
 	if len(t.Rows) == 0 {

@@ -1,11 +1,11 @@
-package main
+package sweep
 
 import (
 	"fmt"
 	"testing"
 )
 
-func TestParseSweep(t *testing.T) {
+func TestParseSpec(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		spec, key, values, err string
@@ -27,15 +27,32 @@ func TestParseSweep(t *testing.T) {
 		{spec: "mrc_qps=1:5000:+1", err: "--sweep mrc_qps=1:5000:+1: 1001 points, at most 1000"},
 	}
 	for _, tt := range tests {
-		key, values, err := parseSweep(tt.spec)
+		s, err := ParseSpec(tt.spec)
 		if tt.err != "" {
 			if err == nil || err.Error() != tt.err {
-				t.Errorf("parseSweep(%q) = %v, %v; want error %q", tt.spec, values, err, tt.err)
+				t.Errorf("ParseSpec(%q) = %v, %v; want error %q", tt.spec, s.Values, err, tt.err)
 			}
 			continue
 		}
-		if err != nil || key != tt.key || fmt.Sprint(values) != tt.values {
-			t.Errorf("parseSweep(%q) = %q %v, %v; want %q %s", tt.spec, key, values, err, tt.key, tt.values)
+		if err != nil || s.Key != tt.key || fmt.Sprint(s.Values) != tt.values || s.Text != tt.spec {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %q %s", tt.spec, s, err, tt.key, tt.values)
 		}
+	}
+}
+
+func TestSpecFlagAndWholeNumbers(t *testing.T) {
+	t.Parallel()
+	s, err := ParseSpec("--max-concurrency=1,2.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Key != "max_concurrency" || s.Flag() != "--max-concurrency" {
+		t.Errorf("key %q, flag %q; want max_concurrency, --max-concurrency", s.Key, s.Flag())
+	}
+	if err := s.CheckWhole(); err == nil || err.Error() != "--sweep --max-concurrency=1,2.5: max_concurrency takes whole numbers, got 2.5" {
+		t.Errorf("CheckWhole: %v", err)
+	}
+	if s, _ := ParseSpec("n=1..3"); s.CheckWhole() != nil {
+		t.Errorf("CheckWhole(%v): %v, want none", s.Values, s.CheckWhole())
 	}
 }
