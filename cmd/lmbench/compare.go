@@ -63,7 +63,7 @@ func cmdCompare(args []string, stdout io.Writer) error {
 	if f.resamples < analysis.MinResamples {
 		return usageError{fmt.Errorf("--resamples: must be >= %d, got %d", analysis.MinResamples, f.resamples)}
 	}
-	runs, err := loadRuns(fs.Args())
+	runs, err := analysis.LoadAll(fs.Args())
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
@@ -90,53 +89,15 @@ func cmdReport(args []string, stdout io.Writer) error {
 		}
 		sweeps = append(sweeps, sw)
 	}
-	runs, err := loadRuns(runArgs)
+	runs, err := analysis.LoadAll(runArgs)
 	if err != nil {
 		return err
 	}
 	opt := htmlreport.Options{Compare: analysis.Options{Seed: f.seed, Resamples: f.resamples}, Version: version, Sweeps: sweeps}
-	if err := writeReport(f.output, runs, opt); err != nil {
+	if err := htmlreport.WriteFile(f.output, runs, opt); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Report: %s\n", f.output)
-	return nil
-}
-
-// loadRuns reads every run named; an error names the path and what was
-// expected there.
-func loadRuns(paths []string) ([]*analysis.Run, error) {
-	var runs []*analysis.Run
-	for _, p := range paths {
-		r, err := analysis.Load(p)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
-}
-
-// writeReport writes the page to a temporary file beside path and renames
-// it into place, so a reader never sees half a report.
-func writeReport(path string, runs []*analysis.Run, opt htmlreport.Options) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
-	if err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := htmlreport.Write(tmp, runs, opt); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("report %s: %w", path, err)
-	}
 	return nil
 }
 
@@ -152,7 +113,7 @@ func runReport(outputDir string, stdout io.Writer) error {
 		return fmt.Errorf("--report: %w", err)
 	}
 	path := filepath.Join(outputDir, runReportName)
-	if err := writeReport(path, []*analysis.Run{r}, htmlreport.Options{Version: version}); err != nil {
+	if err := htmlreport.WriteFile(path, []*analysis.Run{r}, htmlreport.Options{Version: version}); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	fmt.Fprintf(stdout, "Report: %s\n", path)

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -22,7 +23,7 @@ import (
 type session struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	logOut         *switchWriter
+	logOut         *ui.SwitchWriter
 	log            zerolog.Logger
 	hasLog         bool
 	plugins        *host.Plugins // nil until the logger is known
@@ -33,7 +34,7 @@ type session struct {
 }
 
 func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
-	return &session{stdin: stdin, stdout: stdout, stderr: stderr, logOut: &switchWriter{w: stderr}, log: zerolog.Nop()}
+	return &session{stdin: stdin, stdout: stdout, stderr: stderr, logOut: ui.NewSwitchWriter(stderr), log: zerolog.Nop()}
 }
 
 // setLog sets the session's logger, once.

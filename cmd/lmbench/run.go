@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // cmdRun is `lmbench run`: resolve the configuration (with the guided
@@ -136,7 +134,7 @@ func (s *session) noSetup(r *resolved) string {
 // with --quiet.
 func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hurry <-chan struct{}) (int, error) {
 	spec, log, wl := r.spec, s.log, r.wl
-	printBanner(s.stdout, p.Configured, isTerminal(s.stdout))
+	ui.Banner(s.stdout, p.Configured, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
 		wl.Name(), p.Model, spec.KVCacheVolumeGB, p.TokensPerGB)
 	journal := runJournal(spec.Output.Dir)
@@ -151,7 +149,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	}
 	defer stopTracing()
 	sink, every := s.progressSink(ctx, spec.Output.Quiet)
-	if live, ok := sink.(*liveSink); ok {
+	if live, ok := sink.(*ui.LiveSink); ok {
 		// host.Execute closes the sink on a run; this covers the errors
 		// before one starts (and a panic), so the log lines the display
 		// holds back are printed and the log goes back to stderr.
@@ -219,72 +217,13 @@ func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (
 	return exitOK, nil
 }
 
-// plainProgressEvery is how often the plain progress line is written.
-const plainProgressEvery = 2 * time.Second
-
-// progressSink picks the display: the live one when stdout is a terminal
-// (logs then go through it: warnings printed above the display at once,
-// other lines shown in it and printed when it closes; see package ui),
-// plain lines on stderr otherwise, none when quiet.
+// progressSink picks the display (ui.Progress); the input echo it turns
+// off comes back when the session closes, also when the run fails before
+// the display opens.
 func (s *session) progressSink(ctx context.Context, quiet bool) (host.ProgressSink, time.Duration) {
-	switch {
-	case quiet:
-		return nil, 0
-	case isTerminal(s.stdout):
-		live := ui.NewLive(s.stdout, 0)
-		prev := s.logOut.swap(live.LogWriter())
-		// Keys typed during the run are not echoed over the display. An
-		// interrupt gives the echo back at once: a third Ctrl-C quits
-		// lmbench before the display closes.
-		input := func() {}
-		if in, ok := s.stdin.(*os.File); ok && isTerminal(in) {
-			input = ui.HushInput(in)
-		}
-		stop := context.AfterFunc(ctx, input)
-		// Also when the run fails before the display opens (and closes).
-		s.closers = append(s.closers, input)
-		return &liveSink{Live: live, restore: func() {
-			s.logOut.swap(prev)
-			stop()
-			input()
-		}}, time.Second
-	}
-	return host.PlainProgress(s.stderr), plainProgressEvery
-}
-
-// liveSink hands the log back to stderr when the display closes: the
-// display is erased and its held log lines printed first (log lines
-// written meanwhile pass straight through a closed Live), so no line can
-// land on the frame or come out of order. Close may be called again.
-type liveSink struct {
-	*ui.Live
-	restore func()
-}
-
-func (l *liveSink) Close() {
-	l.Live.Close()
-	l.restore()
-}
-
-// printBanner prints the workload's configuration banner (spec §2.6).
-func printBanner(w io.Writer, cr protocol.Configured, color bool) {
-	bold, cyan, yellow, reset := "\033[1m", "\033[96m", "\033[93m", "\033[0m"
-	if !color {
-		bold, cyan, yellow, reset = "", "", "", ""
-	}
-	var b strings.Builder
-	b.WriteString(bold + strings.Repeat("═", 50) + reset + "\n")
-	b.WriteString(" Workload: " + cyan + cr.Title + reset + "\n")
-	b.WriteString(bold + strings.Repeat("─", 50) + reset + "\n")
-	width := 0
-	for _, f := range cr.Banner {
-		width = max(width, len(f.Label)+1)
-	}
-	for _, f := range cr.Banner {
-		fmt.Fprintf(&b, "  %-*s %s%s%s\n", width, f.Label+":", yellow, f.Value, reset)
-	}
-	b.WriteString(bold + strings.Repeat("═", 50) + reset + "\n")
-	io.WriteString(w, b.String())
+	sink, every, restore := ui.Progress(ctx, s.stdin, s.stdout, s.stderr, s.logOut, quiet)
+	s.closers = append(s.closers, restore)
+	return sink, every
 }
 
 // exporters are the run's exporters, each configured from its options.

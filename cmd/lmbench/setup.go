@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
@@ -44,7 +43,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	}
 	setup := ui.Setup{
 		Missing:            missing,
-		General:            formFields(general, r.vals),
+		General:            ui.FieldsOf(general, r.vals),
 		Workloads:          names,
 		ExportPath:         defaultExportPath,
 		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
@@ -56,7 +55,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		},
 		WorkloadFields: func(name string) ([]ui.Field, error) {
 			if r.wl != nil && r.wl.Name() == name {
-				return formFields(r.reg.Owned(name), r.vals), nil
+				return ui.FieldsOf(r.reg.Owned(name), r.vals), nil
 			}
 			l, err := s.plugins.Workload(name, false, "workload")
 			if err != nil {
@@ -72,7 +71,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 			if err != nil {
 				return nil, err
 			}
-			return formFields(opts, v), nil
+			return ui.FieldsOf(opts, v), nil
 		},
 	}
 	if r.wl != nil {
@@ -84,9 +83,9 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	// Log lines (a plugin starting, say) would tear the form: hold them
 	// until it is gone.
 	var held bytes.Buffer
-	prev := s.logOut.swap(&held)
+	prev := s.logOut.Swap(&held)
 	out, err := runSetup(ctx, s.stdin, s.stdout, setup)
-	s.logOut.swap(prev)
+	s.logOut.Swap(prev)
 	prev.Write(held.Bytes())
 	if err != nil {
 		return nil, false, fmt.Errorf("guided setup: %w", err)
@@ -113,89 +112,3 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	}
 	return nr, false, nil
 }
-
-// formFields turns options into form fields, pre-filled with their
-// current values (default, file, environment or flag).
-func formFields(opts []*config.Option, v *config.Values) []ui.Field {
-	var out []ui.Field
-	for _, o := range opts {
-		f := ui.Field{
-			Key: o.Key, Flag: "--" + o.Flag, Label: o.Label, Help: o.Help, Enum: o.Enum,
-			Value: config.Format(v.Get(o.Key)), Group: o.Group, Advanced: o.Advanced,
-			Required: o.Key == keyEngineURL,
-			Validate: validator(o),
-		}
-		if f.Label == "" {
-			f.Label = o.Flag
-		}
-		if f.Group == "" {
-			f.Group = "Workload: " + o.Owner
-			if o.Owner == "" {
-				f.Group = generalGroup
-			}
-		}
-		switch o.Type {
-		case tInt:
-			f.Kind = ui.KindInt
-		case tFloat:
-			f.Kind = ui.KindFloat
-		case tBool:
-			f.Kind = ui.KindBool
-		case tEnum:
-			f.Kind = ui.KindEnum
-		default:
-			f.Kind = ui.KindString
-		}
-		if len(o.Enum) > 0 {
-			f.Kind = ui.KindEnum
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-// validator checks a form answer the way the config layers will: type,
-// enum and the schema's bounds. An empty answer keeps the value below.
-func validator(o *config.Option) func(string) error {
-	return func(s string) error {
-		if s == "" {
-			return nil
-		}
-		switch {
-		case o.Key == keyEngineURL && s == config.BuiltinEngine:
-			return nil
-		case o.Key == keyEngineURL || o.Key == keyLMCacheURL:
-			// Checked as the run will, rather than after the form.
-			return config.CheckURL(s)
-		}
-		x, err := o.Parse(s)
-		if err != nil {
-			return err
-		}
-		var n float64
-		switch v := x.(type) {
-		case int64:
-			n = float64(v)
-		case float64:
-			n = v
-		default:
-			return nil
-		}
-		if positive(o.Key) && n <= 0 {
-			// prepare rejects these after the form; say it while the
-			// person can still fix the answer.
-			return fmt.Errorf("must be positive, got %s", s)
-		}
-		if o.Min != nil && n < *o.Min {
-			return fmt.Errorf("must be at least %s, got %s", strconv.FormatFloat(*o.Min, 'g', -1, 64), s)
-		}
-		if o.Max != nil && n > *o.Max {
-			return fmt.Errorf("must be at most %s, got %s", strconv.FormatFloat(*o.Max, 'g', -1, 64), s)
-		}
-		return nil
-	}
-}
-
-// positive tells whether an option of lmbench's own must be greater than
-// zero (the original's checks of the KV cache volume and tokens per GB).
-func positive(key string) bool { return key == keyKVVolume || key == keyTokensPerGB }

@@ -172,8 +172,8 @@ func TestLiveSinkRestoresLog(t *testing.T) {
 	var stderr, live bytes.Buffer
 	s := newSession(strings.NewReader(""), &live, &stderr)
 	l := ui.NewLive(&live, 80)
-	prev := s.logOut.swap(l.LogWriter())
-	sink := &liveSink{Live: l, restore: func() { s.logOut.swap(prev) }}
+	prev := s.logOut.Swap(l.LogWriter())
+	sink := ui.NewLiveSink(l, func() { s.logOut.Swap(prev) })
 	s.logOut.Write([]byte("during\n"))
 	sink.Close()
 	s.logOut.Write([]byte("after\n"))
@@ -195,8 +195,8 @@ func TestLiveSinkLogLevels(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := ui.NewLive(&live, 80)
-			prev := s.logOut.swap(l.LogWriter())
-			sink := &liveSink{Live: l, restore: func() { s.logOut.swap(prev) }}
+			prev := s.logOut.Swap(l.LogWriter())
+			sink := ui.NewLiveSink(l, func() { s.logOut.Swap(prev) })
 			log.Info().Msg("held info")
 			log.Warn().Msg("urgent warning")
 			if got := live.String(); strings.Contains(got, "held info") || !strings.Contains(got, "urgent warning") {
@@ -223,7 +223,7 @@ func TestFormFieldsRejectNonPositive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := formFields(reg.Owned(""), v)
+	fs := ui.FieldsOf(reg.Owned(""), v)
 	for _, key := range []string{keyKVVolume, keyTokensPerGB} {
 		f := field(fs, key)
 		if f == nil {
@@ -251,7 +251,7 @@ func TestFormFieldsCheckURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := formFields(reg.Owned(""), v)
+	fs := ui.FieldsOf(reg.Owned(""), v)
 	for _, key := range []string{keyEngineURL, keyLMCacheURL} {
 		f := field(fs, key)
 		for bad, want := range map[string]string{

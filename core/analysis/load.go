@@ -233,3 +233,17 @@ func (r *Run) MeasureSpan() (start, end time.Time) {
 	}
 	return first, end
 }
+
+// LoadAll reads every run named; an error names the path and what was
+// expected there.
+func LoadAll(paths []string) ([]*Run, error) {
+	var runs []*Run
+	for _, p := range paths {
+		r, err := Load(p)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
