@@ -25,6 +25,7 @@ import (
 	"github.com/lmbench/lmbench/core/overhead"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/core/telemetry"
 	"github.com/lmbench/lmbench/sdk/host/runloop"
@@ -106,7 +107,7 @@ type Plan struct {
 	IgnoreEOS bool
 	// BeforePhase, when set, holds each phase until it returns (a sharded
 	// run's barrier: the shards' measured phases start together); an
-	// error it returns (a *GateError) aborts the run before the phase.
+	// error it returns (a *shard.GateError) aborts the run before the phase.
 	BeforePhase func(ctx context.Context, phase protocol.Phase) error
 	// Shard is the run's part of a sharded run (nil: not sharded): its
 	// RunID is the run's id, recorded in the journal's header with the
@@ -401,7 +402,7 @@ func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *A
 		obs.finishAbort(a)
 		return record.Aborted, a
 	}
-	var gate *GateError
+	var gate *shard.GateError
 	if errors.As(runErr, &gate) {
 		return record.Aborted, &Abort{Title: "shards out of step", Reason: runErr.Error()}
 	}
