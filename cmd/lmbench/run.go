@@ -192,7 +192,7 @@ func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (
 		}
 	}
 	// However the run ended: what it measured is in the files.
-	if err := r.upload.upload(context.WithoutCancel(ctx), r.spec.Output.Dir, s.stdout); err != nil {
+	if err := upload(context.WithoutCancel(ctx), r.upload, r.spec.Output.Dir, s.stdout); err != nil {
 		fmt.Fprintf(s.stderr, "lmbench: %v\n", err)
 		if !res.Interrupted && res.Status != record.Aborted {
 			return exitFailed, nil

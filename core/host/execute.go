@@ -315,7 +315,7 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 		res.JournalPath = keep.fb.Path()
 	}
 	rep := x.summarize(obs, outcome)
-	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
+	summary := report.Summary(p.Report, rep, res.Final)
 	summary.MeasureStart = obs.wall(outcome.MeasureStart)
 	x.writeFiles(&summary)
 	if obs.trace != nil {
@@ -386,7 +386,7 @@ func (x *execution) writeJSON(summary record.Summary) {
 		return
 	}
 	path := filepath.Join(x.p.Report.OutputDir, "bench_summary.json")
-	if err := writeFileAtomic(path, summary.JSON); err != nil {
+	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
 		return
 	}
@@ -415,37 +415,6 @@ func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *A
 	return record.Completed, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, renamed over path once complete: path is never empty
-// or half-written. When the write fails, an older file at path (another
-// run's) is removed rather than left to pass for this run's.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		os.Remove(path)
-		return err
-	}
-	return nil
-}
-
 func drainTimeout(d time.Duration) time.Duration {
 	if d == 0 {
 		return 30 * time.Second
@@ -471,17 +440,6 @@ func configureExporters(ctx context.Context, exps []Exporter, run record.Run) ([
 
 // named passes on an error that names its exporter already.
 func named(_ string, err error) error { return err }
-
-// summaryOf is the run's summary: the terminal's numbers as
-// bench_summary.json, and the counts exporters get.
-func summaryOf(runID string, cfg report.Config, run report.Run, f stats.Final) record.Summary {
-	return record.Summary{
-		RunID: runID, JSON: report.SummaryJSON(cfg, run, f),
-		Total: int64(f.TotalRequests), Successful: int64(f.SuccessfulRequests),
-		Failed: int64(f.FailedRequests), Elapsed: f.ElapsedTime, Interrupted: run.Interrupted,
-		Status: run.Status, Reason: run.Reason,
-	}
-}
 
 // FieldError is a Configure error pointing at a flag.
 type FieldError struct{ Flag, Message string }
