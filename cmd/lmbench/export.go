@@ -11,6 +11,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/merge"
 )
 
 // exportFlags are lmbench export's own flags.
@@ -37,7 +38,7 @@ func (f *exportFlags) register(fs *pflag.FlagSet) {
 
 // cmdExport is `lmbench export`: it rebuilds result files from a run's
 // journal through the same exporter plugins a run uses (core's
-// host.Reexport), so a run that was killed (or exported with other
+// merge.Reexport), so a run that was killed (or exported with other
 // exporters) can be exported again.
 func cmdExport(args []string, stdout, stderr io.Writer) error {
 	var g exportFlags
@@ -80,7 +81,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if g.journal == "" {
 		return usageError{errors.New("--journal: required (the bench_journal.jsonl of a run)")}
 	}
-	out, err := host.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: r.exporters(), Log: log}.Run(context.Background())
+	out, err := merge.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: host.Exporters(r.exporters()), Log: log}.Run(context.Background())
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
-	"sort"
 	"syscall"
 	"time"
 
@@ -17,9 +14,8 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
-	"github.com/lmbench/lmbench/core/objstore"
+	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/core/report"
 )
 
 // mergeFlags are lmbench merge's own flags.
@@ -103,71 +99,28 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	if r.vals, err = r.reg.Load(config.Sources{Flags: fs}); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return usageError{errors.New("no shard directories: give the shards' output directories (or their parent)")}
-	}
-	if g.wait < 0 {
-		return usageError{fmt.Errorf("--wait %s: expected a duration of 0 or more", g.wait)}
-	}
-	var upload *uploadPlan
-	if g.uploadTo != "" {
-		loc, err := objstore.Parse(g.uploadTo)
-		if err != nil {
-			return usageError{fmt.Errorf("--upload-to: %w", err)}
-		}
-		st, err := objstore.Open()
-		if err != nil {
-			return fmt.Errorf("--upload-to: %w", err)
-		}
-		upload = &uploadPlan{loc: loc, store: st}
+	up, err := checkMerge(fs, g)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tmp, err := os.MkdirTemp("", "lmbench-merge-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	remote := &s3Args{dir: tmp, got: map[string]bool{}, log: log}
-	journals, err := waitForShards(ctx, fs.Args(), remote.resolve, g.wait, stderr)
-	if err != nil {
-		return err
-	}
-	out, err := host.Merge{Journals: journals, OutputDir: g.outputDir, Exporters: r.exporters(), Partial: g.partial,
+	out, err := merge.Merge{Sources: fs.Args(), Wait: g.wait, OnWait: func(msg string) { fmt.Fprintf(stderr, "lmbench merge: %s\n", msg) },
+		OutputDir: g.outputDir, Exporters: host.Exporters(r.exporters()), Partial: g.partial,
 		Version: version, Log: log, Stdout: stdout}.Run(ctx)
 	if err != nil {
 		return err
 	}
-	var spread time.Duration
-	for _, p := range out.Parts {
-		if p.Missing {
-			continue
-		}
-		spread = max(spread, p.MeasureLag)
-		if late := p.Lateness; late > time.Second || late < -time.Second {
-			log.Warn().Msgf("shard %d/%d started %s away from the common start: its part of the schedule ran shifted", p.Index, p.Count, late.Round(time.Millisecond))
-		}
-	}
-	if spread > 50*time.Millisecond {
-		log.Warn().Msgf("the shards' measured phases started up to %s apart: their parts of an open-loop schedule ran shifted by as much (a barrier, --barrier, starts them together)", spread.Round(time.Millisecond))
-	}
-	for _, f := range out.Files {
-		fmt.Fprintf(stdout, "%s\n", f)
-	}
-	for _, res := range out.Results {
-		for _, f := range res.Files {
-			fmt.Fprintf(stdout, "%s: %s (%d rows)\n", res.Name, f.Path, f.Rows)
-		}
-	}
+	printMerged(stdout, out)
 	if !g.noReport {
 		if err := runReport(g.outputDir, stdout); err != nil {
 			return err
 		}
 	}
-	if err := upload.upload(ctx, g.outputDir, stdout); err != nil {
+	if err := upload(ctx, up, g.outputDir, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Merged %d shards of run %s: %d records, status %s\n", countFound(out.Parts), out.Run.ID, out.Records, out.Status)
+	fmt.Fprintf(stdout, "Merged %d shards of run %s: %d records, status %s\n", out.Found(), out.Run.ID, out.Records, out.Status)
 	if out.Err != nil {
 		return out.Err
 	}
@@ -177,124 +130,36 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func countFound(parts []report.ShardPart) int {
-	n := 0
-	for _, p := range parts {
-		if !p.Missing {
-			n++
-		}
+// checkMerge checks the arguments and opens --upload-to's store (nil:
+// none), before anything is read.
+func checkMerge(fs *pflag.FlagSet, g mergeFlags) (*merge.Upload, error) {
+	if fs.NArg() == 0 {
+		return nil, usageError{errors.New("no shard directories: give the shards' output directories (or their parent)")}
 	}
-	return n
+	if g.wait < 0 {
+		return nil, usageError{fmt.Errorf("--wait %s: expected a duration of 0 or more", g.wait)}
+	}
+	if g.uploadTo == "" {
+		return nil, nil
+	}
+	up, err := merge.ParseUpload(g.uploadTo)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--upload-to: %w", err)}
+	}
+	if err := up.Open(); err != nil {
+		return nil, fmt.Errorf("--upload-to: %w", err)
+	}
+	return up, nil
 }
 
-// shardJournals finds the journals the arguments name: a journal file, a
-// directory holding one, or a directory whose subdirectories do.
-func shardJournals(args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a, err)
-		}
-		if !st.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		if j := filepath.Join(a, record.JournalName); exists(j) {
-			out = append(out, j)
-			continue
-		}
-		subs, err := os.ReadDir(a)
-		if err != nil {
-			return nil, err
-		}
-		found := false
-		for _, d := range subs {
-			j := filepath.Join(a, d.Name(), record.JournalName)
-			if !d.IsDir() || !exists(j) {
-				continue
-			}
-			// Only shards' journals: a merged run (an earlier merge's
-			// output kept beside the shards) or another run is left out.
-			if run, err := record.ReadRun(j); err != nil || run.Shard == nil {
-				continue
-			}
-			out = append(out, j)
-			found = true
-		}
-		if !found {
-			return nil, fmt.Errorf("%s: no shard's %s in it or in its subdirectories", a, record.JournalName)
+// printMerged lists the files the merge wrote.
+func printMerged(stdout io.Writer, out *merge.Merged) {
+	for _, f := range out.Files {
+		fmt.Fprintf(stdout, "%s\n", f)
+	}
+	for _, res := range out.Results {
+		for _, f := range res.Files {
+			fmt.Fprintf(stdout, "%s: %s (%d rows)\n", res.Name, f.Path, f.Rows)
 		}
 	}
-	sort.Strings(out)
-	return slices.Compact(out), nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// waitForShards returns the journals once every shard's is complete (has
-// its summary) or, when wait is 0 or has passed, as they are; fetch makes
-// the arguments local (object storage's, downloaded).
-func waitForShards(ctx context.Context, args []string, fetch func(context.Context, []string) ([]string, error), wait time.Duration, stderr io.Writer) ([]string, error) {
-	deadline := time.Now().Add(wait)
-	var last string
-	for {
-		local, err := fetch(ctx, args) // s3:// arguments: the journals uploaded so far
-		if err != nil {
-			return nil, err
-		}
-		journals, err := shardJournals(local)
-		done, why := false, ""
-		if err == nil {
-			done, why = shardsComplete(journals)
-		} else {
-			why = err.Error()
-		}
-		if wait == 0 || done || time.Now().After(deadline) {
-			if err != nil {
-				return nil, err
-			}
-			if !done && wait > 0 {
-				fmt.Fprintf(stderr, "lmbench merge: stopped waiting after %s: %s\n", wait, why)
-			}
-			return journals, nil
-		}
-		if why != last {
-			fmt.Fprintf(stderr, "lmbench merge: waiting: %s\n", why)
-			last = why
-		}
-		select {
-		case <-ctx.Done():
-			return nil, errors.New("interrupted while waiting for the shards")
-		case <-time.After(2 * time.Second):
-		}
-	}
-}
-
-// shardsComplete says whether every shard of the run has a journal with
-// its summary, and if not, what is lacking.
-func shardsComplete(journals []string) (bool, string) {
-	count, have, pending := 0, map[int]bool{}, 0
-	for _, j := range journals {
-		c, err := record.ScanJournal(j, func(*record.Record) error { return nil })
-		if err != nil || c.Run.Shard == nil {
-			continue // ReadShards says what is wrong with it
-		}
-		count = c.Run.Shard.Count
-		if c.Summary == nil {
-			pending++
-			continue
-		}
-		have[c.Run.Shard.Index] = true
-	}
-	switch {
-	case count == 0:
-		return false, "no shard's journal yet"
-	case len(have) == count:
-		return true, ""
-	}
-	return false, fmt.Sprintf("%d of %d shards finished (%d running)", len(have), count, pending)
 }

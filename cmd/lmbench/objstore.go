@@ -4,15 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/objstore"
-	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/core/merge"
 )
 
 // keyUploadTo is --upload-to: where a run's files go once written.
@@ -25,93 +19,32 @@ func uploadOptions() []config.Option {
 	}
 }
 
-// uploadPlan is --upload-to checked before any network traffic; nil
-// without one.
-type uploadPlan struct {
-	loc   objstore.Location
-	store *objstore.Store
-}
-
-func checkUpload(v *config.Values) (*uploadPlan, error) {
+// checkUpload reads --upload-to and opens the store, before any network
+// traffic; nil without one.
+func checkUpload(v *config.Values) (*merge.Upload, error) {
 	raw := v.String(keyUploadTo)
 	if raw == "" {
 		return nil, nil
 	}
-	loc, err := objstore.Parse(raw)
+	u, err := merge.ParseUpload(raw)
+	if err == nil {
+		err = u.Open()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", v.Origin(keyUploadTo), err)
 	}
-	st, err := objstore.Open()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.Origin(keyUploadTo), err)
-	}
-	return &uploadPlan{loc: loc, store: st}, nil
+	return u, nil
 }
 
-// upload puts dir's files under the plan's location.
-func (u *uploadPlan) upload(ctx context.Context, dir string, stdout io.Writer) error {
+// upload puts dir's files where u says (nothing when u is nil).
+func upload(ctx context.Context, u *merge.Upload, dir string, stdout io.Writer) error {
 	if u == nil {
 		return nil
 	}
-	keys, err := u.store.UploadDir(ctx, dir, u.loc)
+	n, err := u.Put(ctx, dir)
 	if err != nil {
-		return fmt.Errorf("--upload-to: %w (the files are still in %s)", err, dir)
+		return err
 	}
-	fmt.Fprintf(stdout, "Uploaded %d files to %s\n", len(keys), u.loc)
+	fmt.Fprintf(stdout, "Uploaded %d files to %s\n", n, u)
 	return nil
-}
-
-// s3Args fetches the journals under each s3:// argument into dir (once
-// each: a shard uploads its journal when it has finished, so one there is
-// complete) and returns the arguments with each s3:// one replaced by its
-// local copy.
-type s3Args struct {
-	store *objstore.Store
-	dir   string
-	got   map[string]bool // keys downloaded
-	log   zerolog.Logger
-}
-
-func (a *s3Args) resolve(ctx context.Context, args []string) ([]string, error) {
-	out := make([]string, 0, len(args))
-	for i, arg := range args {
-		if !objstore.IsURL(arg) {
-			out = append(out, arg)
-			continue
-		}
-		loc, err := objstore.Parse(arg)
-		if err != nil {
-			return nil, err
-		}
-		if a.store == nil {
-			if a.store, err = objstore.Open(); err != nil {
-				return nil, err
-			}
-		}
-		keys, err := a.store.Find(ctx, loc, record.JournalName)
-		if err != nil {
-			return nil, err
-		}
-		local := filepath.Join(a.dir, fmt.Sprint(i))
-		if err := os.MkdirAll(local, 0o755); err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if a.got[k] {
-				continue
-			}
-			rel := strings.TrimPrefix(k, loc.Prefix)
-			to := filepath.Join(local, filepath.FromSlash(rel))
-			if filepath.Dir(to) == local {
-				to = filepath.Join(local, "root", record.JournalName) // a journal right at the prefix
-			}
-			if err := a.store.Download(ctx, loc, k, to); err != nil {
-				return nil, err
-			}
-			a.got[k] = true
-			a.log.Info().Str("from", "s3://"+loc.Bucket+"/"+k).Msg("journal fetched")
-		}
-		out = append(out, local)
-	}
-	return out, nil
 }

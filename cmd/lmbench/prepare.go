@@ -22,7 +22,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 	})
 	p, err := host.Prepare(ctx, host.Setup{
 		Spec: r.spec, Sim: r.cli.sim, SimFlags: simFlags,
-		Shard: r.shard.workloadShard(), ShardOrigin: r.vals.Origin(keyShard),
+		Shard: r.shard.WorkloadShard(), ShardOrigin: r.vals.Origin(keyShard),
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.wl, Options: r.vals.PluginValues(r.wl.Name()), OptionOrigin: r.vals.PluginOrigin(r.wl.Prefix()),
 	}, s.log)

@@ -14,6 +14,8 @@ import (
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/merge"
+	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -66,9 +68,9 @@ type resolved struct {
 	exps []*host.ExporterPlugin
 	// shard is the sharded run's settings (nil: not sharded), once
 	// checkShard has read them.
-	shard *shardPlan
+	shard *shard.Part
 	// upload is --upload-to, once checkUpload has read it (nil: none).
-	upload *uploadPlan
+	upload *merge.Upload
 }
 
 // resolve parses args in two passes. The first learns, from the flags,

@@ -73,7 +73,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 			if err != nil {
 				why = err.Error()
 			}
-			r.shard.leave(why, s.log)
+			r.shard.Leave(why, s.log)
 		}()
 	}
 	if r.upload, err = checkUpload(r.vals); err != nil {
@@ -158,14 +158,14 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	var shard *record.Shard
 	if r.shard != nil {
 		rate := host.RequestedRate(wl.Caps, p.Configured)
-		if shard, err = r.shard.start(ctx, cfgJSON, spec.Seed, rate, log); err != nil {
+		if shard, err = r.shard.Start(ctx, cfgJSON, spec.Seed, rate, log); err != nil {
 			return exitFailed, err
 		}
 	}
 	res, err := host.Run(ctx, host.Bench{
 		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Tracing: tracing, Hurry: hurry,
-		Part: r.shard.workloadShard(), Shard: shard, BeforePhase: r.shard.measureGate(shard, log),
+		Part: r.shard.WorkloadShard(), Shard: shard, BeforePhase: r.shard.BeforePhase(shard, log),
 		BuiltinBlockSize: r.cli.sim.BlockSize,
 	})
 	if err != nil {
@@ -179,9 +179,9 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (int, error) {
 	switch {
 	case res.Abort != nil:
-		r.shard.leave(string(res.Status)+": "+res.Abort.Reason, s.log)
+		r.shard.Leave(string(res.Status)+": "+res.Abort.Reason, s.log)
 	case res.Interrupted:
-		r.shard.leave("interrupted", s.log)
+		r.shard.Leave("interrupted", s.log)
 	}
 	if w := res.Final.Load.Warning(); w != "" {
 		s.log.Warn().Msg(w) // the achieved rate fell short of the requested one
@@ -192,7 +192,7 @@ func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (
 		}
 	}
 	// However the run ended: what it measured is in the files.
-	if err := r.upload.upload(context.WithoutCancel(ctx), r.spec.Output.Dir, s.stdout); err != nil {
+	if err := upload(context.WithoutCancel(ctx), r.upload, r.spec.Output.Dir, s.stdout); err != nil {
 		fmt.Fprintf(s.stderr, "lmbench: %v\n", err)
 		if !res.Interrupted && res.Status != record.Aborted {
 			return exitFailed, nil

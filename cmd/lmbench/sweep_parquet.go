@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/sweep"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -49,15 +50,15 @@ func (pq *sweepParquet) combine(stderr io.Writer) sweep.Combiner {
 		if err != nil {
 			return fmt.Errorf("%s: %w", sweep.ParquetName, err)
 		}
-		c := host.Combine{
+		c := merge.Combine{
 			TagKeys:     res.TagKeys(),
 			OutputDir:   dir,
-			Exporters:   []host.Exporter{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: pq.options, Flag: func(o string) string { return "--parquet-" + o }}},
+			Exporters:   host.Exporters{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: pq.options, Flag: func(o string) string { return "--parquet-" + o }}},
 			SummaryJSON: json.RawMessage(summary),
 			Log:         zerolog.Nop(),
 		}
 		for _, p := range res.Parts(dir) {
-			c.Parts = append(c.Parts, host.CombinePart{Journal: p.Journal, Tags: p.Tags})
+			c.Parts = append(c.Parts, merge.CombinePart{Journal: p.Journal, Tags: p.Tags})
 		}
 		results, _, err := c.Run(context.Background())
 		if err != nil {

@@ -102,7 +102,7 @@ func NewRun(header record.Run, recs []record.Record, summaryJSON []byte) (*Run, 
 
 // computeSummary is bench_summary.json computed from a run's records, as
 // lmbench export computes it for a journal without a summary line
-// (core/host's summarize: the same Builder fed the same records, the
+// (core/merge's summarize: the same Builder fed the same records, the
 // measured phase's clock from its earliest scheduled or submit time, the
 // percentiles the run's configuration names, marked interrupted). This
 // package reads journals through core/record rather than core/host so

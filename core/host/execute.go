@@ -25,6 +25,7 @@ import (
 	"github.com/lmbench/lmbench/core/overhead"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
+	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/core/telemetry"
 	"github.com/lmbench/lmbench/sdk/host/runloop"
@@ -106,7 +107,7 @@ type Plan struct {
 	IgnoreEOS bool
 	// BeforePhase, when set, holds each phase until it returns (a sharded
 	// run's barrier: the shards' measured phases start together); an
-	// error it returns (a *GateError) aborts the run before the phase.
+	// error it returns (a *shard.GateError) aborts the run before the phase.
 	BeforePhase func(ctx context.Context, phase protocol.Phase) error
 	// Shard is the run's part of a sharded run (nil: not sharded): its
 	// RunID is the run's id, recorded in the journal's header with the
@@ -314,7 +315,7 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 		res.JournalPath = keep.fb.Path()
 	}
 	rep := x.summarize(obs, outcome)
-	summary := summaryOf(res.RunID, p.Report, rep, res.Final)
+	summary := report.Summary(p.Report, rep, res.Final)
 	summary.MeasureStart = obs.wall(outcome.MeasureStart)
 	x.writeFiles(&summary)
 	if obs.trace != nil {
@@ -385,7 +386,7 @@ func (x *execution) writeJSON(summary record.Summary) {
 		return
 	}
 	path := filepath.Join(x.p.Report.OutputDir, "bench_summary.json")
-	if err := writeFileAtomic(path, summary.JSON); err != nil {
+	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
 		return
 	}
@@ -401,7 +402,7 @@ func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *A
 		obs.finishAbort(a)
 		return record.Aborted, a
 	}
-	var gate *GateError
+	var gate *shard.GateError
 	if errors.As(runErr, &gate) {
 		return record.Aborted, &Abort{Title: "shards out of step", Reason: runErr.Error()}
 	}
@@ -412,37 +413,6 @@ func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *A
 		return record.Interrupted, nil
 	}
 	return record.Completed, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, renamed over path once complete: path is never empty
-// or half-written. When the write fails, an older file at path (another
-// run's) is removed rather than left to pass for this run's.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		os.Remove(path)
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		os.Remove(path)
-		return err
-	}
-	return nil
 }
 
 func drainTimeout(d time.Duration) time.Duration {
@@ -470,17 +440,6 @@ func configureExporters(ctx context.Context, exps []Exporter, run record.Run) ([
 
 // named passes on an error that names its exporter already.
 func named(_ string, err error) error { return err }
-
-// summaryOf is the run's summary: the terminal's numbers as
-// bench_summary.json, and the counts exporters get.
-func summaryOf(runID string, cfg report.Config, run report.Run, f stats.Final) record.Summary {
-	return record.Summary{
-		RunID: runID, JSON: report.SummaryJSON(cfg, run, f),
-		Total: int64(f.TotalRequests), Successful: int64(f.SuccessfulRequests),
-		Failed: int64(f.FailedRequests), Elapsed: f.ElapsedTime, Interrupted: run.Interrupted,
-		Status: run.Status, Reason: run.Reason,
-	}
-}
 
 // FieldError is a Configure error pointing at a flag.
 type FieldError struct{ Flag, Message string }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
 )
@@ -83,7 +84,7 @@ func TestSummaryPercentilesFromTheRunConfig(t *testing.T) {
 			}
 
 			// A re-export of the journal (no summary line) computes the same.
-			c, sum, computed, err := ReadJournal(path)
+			c, sum, computed, err := merge.ReadJournal(path)
 			if err != nil || !computed {
 				t.Fatalf("ReadJournal: computed %v, %v", computed, err)
 			}
@@ -137,7 +138,7 @@ func TestSummaryLoadAndGoodputFromTheJournal(t *testing.T) {
 		f.Goodput.TTFT != 1 || f.Goodput.ITL != 0 {
 		t.Errorf("load %+v goodput %+v: want requested 25, ttft:150,itl:5, none good, TTFT attainment 1, ITL 0", f.Load, f.Goodput)
 	}
-	_, sum, _, err := ReadJournal(path)
+	_, sum, _, err := merge.ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}

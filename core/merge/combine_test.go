@@ -1,4 +1,4 @@
-package host
+package merge
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestCombine(t *testing.T) {
 			{Journal: filepath.Join(dir, "p-none", record.JournalName), Tags: map[string]string{"point": "2"}},
 			{Journal: two, Tags: map[string]string{"point": "3", "rate": "8", "doc": "over"}},
 		},
-		TagKeys: []string{"point", "rate"}, OutputDir: dir, Exporters: []Exporter{f.exporter()},
+		TagKeys: []string{"point", "rate"}, OutputDir: dir, Exporters: f,
 		SummaryJSON: json.RawMessage(`{"sweep":true}`), Log: zerolog.Nop(),
 	}
 	res, n, err := c.Run(context.Background())
@@ -94,10 +94,10 @@ func TestCombineErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &fakeExporter{}
-	if _, _, err := (Combine{Parts: []CombinePart{{Journal: bad}}, OutputDir: dir, Exporters: []Exporter{f.exporter()}}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, _, err := (Combine{Parts: []CombinePart{{Journal: bad}}, OutputDir: dir, Exporters: f}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("unreadable journal: %v, want an error naming %s", err, bad)
 	}
-	res, n, err := Combine{Parts: []CombinePart{{Journal: filepath.Join(dir, "none.jsonl")}}, OutputDir: dir, Exporters: []Exporter{f.exporter()}}.Run(context.Background())
+	res, n, err := Combine{Parts: []CombinePart{{Journal: filepath.Join(dir, "none.jsonl")}}, OutputDir: dir, Exporters: f}.Run(context.Background())
 	if res != nil || n != 0 || err != nil || len(f.events) != 0 {
 		t.Errorf("no journal: %v, %d, %v, exporter events %v; want nothing done", res, n, err, f.events)
 	}

@@ -1,4 +1,4 @@
-package host
+package merge
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func TestMergeRecomputesFromAllRecords(t *testing.T) {
 	}
 	f := &fakeExporter{}
 	out := filepath.Join(dir, "merged")
-	m, err := Merge{Journals: paths, OutputDir: out, Exporters: []Exporter{f.exporter()}, Version: "t", Log: zerolog.Nop()}.Run(context.Background())
+	m, err := Merge{Sources: paths, OutputDir: out, Exporters: f, Version: "t", Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +217,7 @@ func TestMergeChecksTheParts(t *testing.T) {
 	hash := w("hash", shardSpec{index: 2, hash: "sha256:def"})
 	count := w("count", shardSpec{index: 2, count: 4})
 	plain := writeJournal(t, filepath.Join(dir, "plain"), "run-y", "p", 1, true)
+	again := w("1-again", shardSpec{index: 1}) // shard 1 twice, in two directories
 	for _, tc := range []struct {
 		paths []string
 		want  string
@@ -224,16 +225,16 @@ func TestMergeChecksTheParts(t *testing.T) {
 		{[]string{s0, s1, other}, "of run run-z, but " + s0 + " is of run run-y"},
 		{[]string{s0, s1, hash}, "ran configuration sha256:def, " + s0 + " ran sha256:abc"},
 		{[]string{s0, s1, count}, "shard 2 of 4 shards, but " + s0 + " says the run has 3"},
-		{[]string{s0, s1, s1}, "shard 1/3 is given twice"},
+		{[]string{s0, s1, again}, "shard 1/3 is given twice"},
 		{[]string{s0, plain}, "not a shard's journal"},
 		{[]string{s0, s2}, "shard 1/3 missing (2 of 3 found)"},
 	} {
-		_, err := Merge{Journals: tc.paths, OutputDir: filepath.Join(dir, "out"), Log: zerolog.Nop()}.Run(context.Background())
+		_, err := Merge{Sources: tc.paths, OutputDir: filepath.Join(dir, "out"), Log: zerolog.Nop()}.Run(context.Background())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("merge %v: %v, want an error with %q", tc.paths, err, tc.want)
 		}
 	}
-	m, err := Merge{Journals: []string{s0, s2}, OutputDir: filepath.Join(dir, "partial"), Partial: true, Log: zerolog.Nop()}.Run(context.Background())
+	m, err := Merge{Sources: []string{s0, s2}, OutputDir: filepath.Join(dir, "partial"), Partial: true, Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestMergeStatusOfShards(t *testing.T) {
 			recs: []record.Record{shardRec("q"+string(rune('0'+idx)), 0, 0.01)}})
 	}
 	dir := t.TempDir()
-	m, err := Merge{Journals: []string{mk(dir, 0, record.Completed), mk(dir, 1, "")}, OutputDir: filepath.Join(dir, "m1"), Log: zerolog.Nop()}.Run(context.Background())
+	m, err := Merge{Sources: []string{mk(dir, 0, record.Completed), mk(dir, 1, "")}, OutputDir: filepath.Join(dir, "m1"), Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestMergeStatusOfShards(t *testing.T) {
 		t.Errorf("killed shard: status %s, reason %q, %d records", m.Status, m.Reason, m.Records)
 	}
 	dir = t.TempDir()
-	m, err = Merge{Journals: []string{mk(dir, 0, record.Aborted), mk(dir, 1, record.Completed)}, OutputDir: filepath.Join(dir, "m2"), Log: zerolog.Nop()}.Run(context.Background())
+	m, err = Merge{Sources: []string{mk(dir, 0, record.Aborted), mk(dir, 1, record.Completed)}, OutputDir: filepath.Join(dir, "m2"), Log: zerolog.Nop()}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestMergeStatusOfShards(t *testing.T) {
 }
 
 // BenchmarkMerge merges three shards of 20,000 measured requests each
-// (journal, summary, no exporters): go test -bench Merge -benchmem ./core/host
+// (journal, summary, no exporters): go test -bench Merge -benchmem ./core/merge
 func BenchmarkMerge(b *testing.B) {
 	dir := b.TempDir()
 	var paths []string
@@ -284,7 +285,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.ResetTimer()
 	for n := range b.N {
 		out := filepath.Join(dir, fmt.Sprint("m", n))
-		if _, err := (Merge{Journals: paths, OutputDir: out, Log: zerolog.Nop()}).Run(context.Background()); err != nil {
+		if _, err := (Merge{Sources: paths, OutputDir: out, Log: zerolog.Nop()}).Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

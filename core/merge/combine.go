@@ -1,4 +1,4 @@
-package host
+package merge
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -26,7 +25,7 @@ type Combine struct {
 	// before the first part's own tag keys.
 	TagKeys   []string
 	OutputDir string
-	Exporters []Exporter
+	Exporters Exporters
 	// SummaryJSON is what the exporters get as the summary's JSON (a
 	// sweep's sweep_summary.json).
 	SummaryJSON json.RawMessage
@@ -88,13 +87,9 @@ func (c Combine) Run(ctx context.Context) ([]export.Result, int, error) {
 	}
 	run.OutputDir = c.OutputDir
 	sum.RunID, sum.JSON = run.ID, c.SummaryJSON
-	targets, err := configureExporters(ctx, c.Exporters, run)
+	results, err := exportAll(ctx, c.Exporters, run, recs, sum, c.Log)
 	if err != nil {
 		return nil, 0, err
 	}
-	fan := export.NewFanout(targets, export.Options{}, c.Log)
-	for i := range recs {
-		fan.Add(&recs[i])
-	}
-	return fan.Finish(sum, 5*time.Minute), len(recs), nil
+	return results, len(recs), nil
 }
