@@ -143,11 +143,6 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	if err != nil {
 		return exitFailed, err
 	}
-	tracing, stopTracing, err := startTracing(log)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer stopTracing()
 	sink, every := s.progressSink(ctx, spec.Output.Quiet)
 	if live, ok := sink.(*ui.LiveSink); ok {
 		// host.Execute closes the sink on a run; this covers the errors
@@ -164,7 +159,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	}
 	res, err := host.Run(ctx, host.Bench{
 		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
-		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Tracing: tracing, Hurry: hurry,
+		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Hurry: hurry,
 		Part: r.shard.WorkloadShard(), Shard: shard, BeforePhase: r.shard.BeforePhase(shard, log),
 		BuiltinBlockSize: r.cli.sim.BlockSize,
 	})
