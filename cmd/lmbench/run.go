@@ -41,24 +41,14 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 	ctx, hurry, stop := interruptible(s.log, s.quitNow)
 	defer stop()
 
-	if labels, keys := r.missing(); len(labels) > 0 {
-		if why := s.noSetup(r); why != "" {
-			return exitFailed, fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(labels, ", "), why)
-		}
-		var cancelled bool
-		r, cancelled, err = s.guidedSetup(ctx, args, r, keys)
+	var cancelled bool
+	if r, cancelled, err = s.fillIn(ctx, args, r); cancelled || err != nil {
 		if cancelled {
 			fmt.Fprintln(stderr, "lmbench: setup cancelled; nothing was run")
 			return exitInterrupted, nil
 		}
-		if err != nil {
-			return exitFailed, err
-		}
-		if labels, _ := r.missing(); len(labels) > 0 {
-			return exitFailed, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
-		}
+		return exitFailed, err
 	}
-
 	if r.spec, err = config.Build(r.vals); err != nil {
 		return exitFailed, err
 	}
@@ -87,22 +77,47 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 		return exitFailed, err
 	}
 	if r.cli.exportConfig != "" {
-		if err := config.Write(r.cli.exportConfig, exportEntries(r, p)); err != nil {
-			return exitFailed, err
-		}
-		fmt.Fprintf(stdout, "Configuration exported to %s\n", r.cli.exportConfig)
-		on, off := "", ""
-		if isTerminal(stdout) {
-			on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
-		}
-		replay := "lmbench run --engine-url " + shellQuote(config.RedactURL(r.spec.Engine.Typed))
-		if r.wl.ByPath {
-			replay += " --workload-plugin " + shellQuote(r.wl.Path)
-		}
-		fmt.Fprintf(stdout, "%sReplay with: %s --config %s%s\n", on, replay, shellQuote(r.cli.exportConfig), off)
-		return exitOK, nil
+		return exportConfig(stdout, r, p)
 	}
 	return s.execute(ctx, r, p, hurry)
+}
+
+// fillIn has the guided setup ask for the required arguments still
+// missing, when it can; cancelled says the person cancelled the form.
+func (s *session) fillIn(ctx context.Context, args []string, r *resolved) (_ *resolved, cancelled bool, err error) {
+	labels, keys := r.missing()
+	if len(labels) == 0 {
+		return r, false, nil
+	}
+	if why := s.noSetup(r); why != "" {
+		return nil, false, fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(labels, ", "), why)
+	}
+	r, cancelled, err = s.guidedSetup(ctx, args, r, keys)
+	if cancelled || err != nil {
+		return nil, cancelled, err
+	}
+	if labels, _ := r.missing(); len(labels) > 0 {
+		return nil, false, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
+	}
+	return r, false, nil
+}
+
+// exportConfig writes --export-config and says how to replay it.
+func exportConfig(stdout io.Writer, r *resolved, p *host.Prepared) (int, error) {
+	if err := config.Write(r.cli.exportConfig, exportEntries(r, p)); err != nil {
+		return exitFailed, err
+	}
+	fmt.Fprintf(stdout, "Configuration exported to %s\n", r.cli.exportConfig)
+	on, off := "", ""
+	if isTerminal(stdout) {
+		on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
+	}
+	replay := "lmbench run --engine-url " + shellQuote(config.RedactURL(r.spec.Engine.Typed))
+	if r.wl.ByPath {
+		replay += " --workload-plugin " + shellQuote(r.wl.Path)
+	}
+	fmt.Fprintf(stdout, "%sReplay with: %s --config %s%s\n", on, replay, shellQuote(r.cli.exportConfig), off)
+	return exitOK, nil
 }
 
 // checkExportPath fails on a file --export-config cannot write by its
@@ -143,11 +158,6 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	if err != nil {
 		return exitFailed, err
 	}
-	tracing, stopTracing, err := startTracing(log)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer stopTracing()
 	sink, every := s.progressSink(ctx, spec.Output.Quiet)
 	if live, ok := sink.(*ui.LiveSink); ok {
 		// host.Execute closes the sink on a run; this covers the errors
@@ -164,7 +174,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	}
 	res, err := host.Run(ctx, host.Bench{
 		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
-		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Tracing: tracing, Hurry: hurry,
+		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Hurry: hurry,
 		Part: r.shard.WorkloadShard(), Shard: shard, BeforePhase: r.shard.BeforePhase(shard, log),
 		BuiltinBlockSize: r.cli.sim.BlockSize,
 	})

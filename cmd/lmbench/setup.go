@@ -9,7 +9,6 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // runSetup and interactive are swapped by tests, which have no terminal.
@@ -26,12 +25,44 @@ const defaultExportPath = "bench_config.json"
 // configuration again with the answers as the top layer. cancelled is
 // true when the person cancelled the form.
 func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, missing []string) (_ *resolved, cancelled bool, _ error) {
-	var names []string
-	for _, c := range plugin.Discover("workload", plugin.SearchDirs()) {
-		if c.Refused == "" {
-			names = append(names, c.Name)
+	setup := s.setupForm(r, missing)
+	// Log lines (a plugin starting, say) would tear the form: hold them
+	// until it is gone.
+	var held bytes.Buffer
+	prev := s.logOut.Swap(&held)
+	out, err := runSetup(ctx, s.stdin, s.stdout, setup)
+	s.logOut.Swap(prev)
+	prev.Write(held.Bytes())
+	if err != nil {
+		return nil, false, fmt.Errorf("guided setup: %w", err)
+	}
+	if out.Action == ui.ActionCancel {
+		return nil, true, nil
+	}
+	answers := maps.Clone(out.Values)
+	if answers == nil {
+		answers = map[string]string{}
+	}
+	if out.Workload != "" && r.vals.String(keyWorkloadPlugin) == "" {
+		answers[keyWorkload] = out.Workload
+	}
+	nr, err := s.resolve(args, answers)
+	if err != nil {
+		return nil, false, err
+	}
+	if out.Action == ui.ActionExport {
+		nr.cli.exportConfig = out.ExportPath
+		if nr.cli.exportConfig == "" {
+			nr.cli.exportConfig = defaultExportPath
 		}
 	}
+	return nr, false, nil
+}
+
+// setupForm is the guided setup's form: what is missing, the general
+// options (the workload is chosen from the discovered plugins, the log is
+// already running) and each workload's options, pre-filled.
+func (s *session) setupForm(r *resolved, missing []string) ui.Setup {
 	var general []*config.Option
 	for _, o := range r.reg.Owned("") {
 		switch o.Key {
@@ -44,7 +75,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	setup := ui.Setup{
 		Missing:            missing,
 		General:            ui.FieldsOf(general, r.vals),
-		Workloads:          names,
+		Workloads:          pluginNames("workload"),
 		ExportPath:         defaultExportPath,
 		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {
@@ -80,35 +111,5 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if r.cli.exportConfig != "" {
 		setup.ExportPath = r.cli.exportConfig
 	}
-	// Log lines (a plugin starting, say) would tear the form: hold them
-	// until it is gone.
-	var held bytes.Buffer
-	prev := s.logOut.Swap(&held)
-	out, err := runSetup(ctx, s.stdin, s.stdout, setup)
-	s.logOut.Swap(prev)
-	prev.Write(held.Bytes())
-	if err != nil {
-		return nil, false, fmt.Errorf("guided setup: %w", err)
-	}
-	if out.Action == ui.ActionCancel {
-		return nil, true, nil
-	}
-	answers := maps.Clone(out.Values)
-	if answers == nil {
-		answers = map[string]string{}
-	}
-	if out.Workload != "" && r.vals.String(keyWorkloadPlugin) == "" {
-		answers[keyWorkload] = out.Workload
-	}
-	nr, err := s.resolve(args, answers)
-	if err != nil {
-		return nil, false, err
-	}
-	if out.Action == ui.ActionExport {
-		nr.cli.exportConfig = out.ExportPath
-		if nr.cli.exportConfig == "" {
-			nr.cli.exportConfig = defaultExportPath
-		}
-	}
-	return nr, false, nil
+	return setup
 }

@@ -86,20 +86,12 @@ func Phases(samples []Sample) [2]PhaseStats {
 	}
 }
 
+// phase is one phase's deltas and gauge ranges, between the last good
+// sample at one of starts and the last good one at one of ends.
 func phase(samples []Sample, name string, starts, ends []string) PhaseStats {
 	p := PhaseStats{Name: name, Counters: map[string]float64{}, Gauges: map[string]GaugeStats{}, Hists: map[string]Hist{}}
-	last := func(points []string) (Sample, bool) {
-		for _, pt := range points {
-			for i := len(samples) - 1; i >= 0; i-- {
-				if s := samples[i]; s.Point == pt && s.OK() {
-					return s, true
-				}
-			}
-		}
-		return Sample{}, false
-	}
-	start, okS := last(starts)
-	end, okE := last(ends)
+	start, okS := lastAt(samples, starts)
+	end, okE := lastAt(samples, ends)
 	if okS {
 		p.Start = start
 	}
@@ -107,32 +99,7 @@ func phase(samples []Sample, name string, starts, ends []string) PhaseStats {
 		p.End = end
 	}
 	if okS && okE {
-		for _, d := range Defs {
-			switch d.Kind {
-			case Counter:
-				a, okA := start.Snap.Values[d.Key]
-				b, okB := end.Snap.Values[d.Key]
-				if !okA || !okB {
-					continue
-				}
-				if b < a {
-					p.Reset = append(p.Reset, d.Key)
-					continue
-				}
-				p.Counters[d.Key] = b - a
-			case Histogram:
-				a, okA := start.Snap.Hists[d.Key]
-				b, okB := end.Snap.Hists[d.Key]
-				if !okA || !okB {
-					continue
-				}
-				if h, ok := b.Sub(a); ok {
-					p.Hists[d.Key] = h
-				} else {
-					p.Reset = append(p.Reset, d.Key)
-				}
-			}
-		}
+		p.deltas(start, end)
 	}
 	in := func(s Sample) bool {
 		if !s.OK() {
@@ -148,26 +115,77 @@ func phase(samples []Sample, name string, starts, ends []string) PhaseStats {
 		if d.Kind != Gauge {
 			continue
 		}
-		var g GaugeStats
-		var sum float64
-		for _, s := range samples {
-			v, ok := s.Snap.Values[d.Key]
-			if !ok || !in(s) {
-				continue
-			}
-			if g.N == 0 || v < g.Min {
-				g.Min = v
-			}
-			if g.N == 0 || v > g.Max {
-				g.Max = v
-			}
-			sum += v
-			g.N++
-		}
-		if g.N > 0 {
-			g.Mean = sum / float64(g.N)
+		if g, ok := gaugeOver(samples, d.Key, in); ok {
 			p.Gauges[d.Key] = g
 		}
 	}
 	return p
+}
+
+// lastAt is the last good sample taken at one of points, in their order.
+func lastAt(samples []Sample, points []string) (Sample, bool) {
+	for _, pt := range points {
+		for i := len(samples) - 1; i >= 0; i-- {
+			if s := samples[i]; s.Point == pt && s.OK() {
+				return s, true
+			}
+		}
+	}
+	return Sample{}, false
+}
+
+// deltas sets the counters' and histograms' change from start to end; one
+// that went down was reset (the engine restarted) and is listed instead.
+func (p *PhaseStats) deltas(start, end Sample) {
+	for _, d := range Defs {
+		switch d.Kind {
+		case Counter:
+			a, okA := start.Snap.Values[d.Key]
+			b, okB := end.Snap.Values[d.Key]
+			if !okA || !okB {
+				continue
+			}
+			if b < a {
+				p.Reset = append(p.Reset, d.Key)
+				continue
+			}
+			p.Counters[d.Key] = b - a
+		case Histogram:
+			a, okA := start.Snap.Hists[d.Key]
+			b, okB := end.Snap.Hists[d.Key]
+			if !okA || !okB {
+				continue
+			}
+			if h, ok := b.Sub(a); ok {
+				p.Hists[d.Key] = h
+			} else {
+				p.Reset = append(p.Reset, d.Key)
+			}
+		}
+	}
+}
+
+// gaugeOver is a gauge's range and mean over the samples in the phase.
+func gaugeOver(samples []Sample, key string, in func(Sample) bool) (GaugeStats, bool) {
+	var g GaugeStats
+	var sum float64
+	for _, s := range samples {
+		v, ok := s.Snap.Values[key]
+		if !ok || !in(s) {
+			continue
+		}
+		if g.N == 0 || v < g.Min {
+			g.Min = v
+		}
+		if g.N == 0 || v > g.Max {
+			g.Max = v
+		}
+		sum += v
+		g.N++
+	}
+	if g.N == 0 {
+		return g, false
+	}
+	g.Mean = sum / float64(g.N)
+	return g, true
 }

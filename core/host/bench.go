@@ -14,7 +14,6 @@ import (
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
-	"github.com/lmbench/lmbench/core/telemetry"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -36,7 +35,6 @@ type Bench struct {
 	// Progress and ProgressEvery are the live display (Plan's).
 	Progress      ProgressSink
 	ProgressEvery time.Duration
-	Tracing       *telemetry.Provider
 	Hurry         <-chan struct{}
 	// Part is the run's part of a sharded run (zero: not sharded): the
 	// requested rate and the concurrency cap are its share of the run's.
@@ -51,13 +49,22 @@ type Bench struct {
 }
 
 // Run runs a prepared benchmark (see Execute for its errors and Result).
+// Spans are recorded when the OTEL_* environment asks for them
+// (core/telemetry), and flushed before Run returns.
 func Run(ctx context.Context, b Bench) (*Result, error) {
 	sender, err := engine.New(b.senderConfig())
 	if err != nil {
 		return nil, err
 	}
 	defer sender.Close()
-	return Execute(ctx, b.plan(sender))
+	tracing, stop, err := startTracing(b.Version, b.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	p := b.plan(sender)
+	p.Tracing = tracing
+	return Execute(ctx, p)
 }
 
 // plan is the Plan of the run, sending with sender.
@@ -75,7 +82,7 @@ func (b Bench) plan(sender dispatch.Sender) Plan {
 		},
 		Config: b.Config, Version: b.Version, Planned: int(p.Configured.PlannedRequests),
 		Log: b.Log, Stdout: b.Stdout, Progress: b.Progress, ProgressEvery: b.ProgressEvery, DrainTimeout: s.Drain,
-		Tracing: b.Tracing, Metrics: b.metrics(), Reset: b.reset(), BlockSize: block, BlockSizeFrom: from,
+		Metrics: b.metrics(), Reset: b.reset(), BlockSize: block, BlockSizeFrom: from,
 		Abort: b.abortPolicy(), Hurry: b.Hurry,
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,

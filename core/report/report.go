@@ -345,68 +345,11 @@ type kv struct {
 func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	ps := percentiles(cfg, f)
 	doc := []kv{
-		{"config", []kv{
-			{"engine_url", cfg.EngineURL},
-			{"model", cfg.Model},
-			{"workload", cfg.Workload},
-			{"kv_cache_volume_gb", cfg.KVCacheVolumeGB},
-			{"tokens_per_gb_kvcache", cfg.TokensPerGB},
-			{"seed", cfg.Seed},
-			{"output_dir", cfg.OutputDir},
-			{"export_csv", cfg.ExportCSV},
-			{"export_json", cfg.ExportJSON},
-			{"quiet", cfg.Quiet},
-		}},
-		{"results", []kv{
-			{"total_requests", f.TotalRequests},
-			{"successful_requests", f.SuccessfulRequests},
-			{"failed_requests", f.FailedRequests},
-			{"elapsed_time", f.ElapsedTime},
-			{"mean_ttft_ms", f.MeanTTFTMs},
-			{"mean_decode_speed", f.MeanDecodeSpeed},
-			{"mean_request_latency_ms", f.MeanRequestLatencyMs},
-			{"input_throughput", f.InputThroughput},
-			{"output_throughput", f.OutputThroughput},
-			{"total_input_tokens", f.TotalInputTokens},
-			{"total_output_tokens", f.TotalOutputTokens},
-			{"p50_ttft_ms", f.P50TTFTMs},
-			{"p90_ttft_ms", f.P90TTFTMs},
-			{"p99_ttft_ms", f.P99TTFTMs},
-			{"p50_decode_speed", f.P50DecodeSpeed},
-			{"p90_decode_speed", f.P90DecodeSpeed},
-			{"p99_decode_speed", f.P99DecodeSpeed},
-			{"p50_request_latency_ms", f.P50RequestLatencyMs},
-			{"p90_request_latency_ms", f.P90RequestLatencyMs},
-			{"p99_request_latency_ms", f.P99RequestLatencyMs},
-			{"mean_itl_ms", f.MeanITLMs},
-			{"p50_itl_ms", f.P50ITLMs},
-			{"p90_itl_ms", f.P90ITLMs},
-			{"p99_itl_ms", f.P99ITLMs},
-			{"mean_dispatch_lag_ms", f.MeanDispatchLagMs},
-			{"p50_dispatch_lag_ms", f.P50DispatchLagMs},
-			{"p99_dispatch_lag_ms", f.P99DispatchLagMs},
-		}},
-		{"run", []kv{
-			{"run_id", run.ID},
-			{"lmbench_version", run.Version},
-			{"interrupted", run.Interrupted},
-			{"status", string(run.status())},
-			{"reason", orNull(run.Reason)},
-			{"planned_requests", orNullInt(run.Planned)},
-			{"sent_requests", run.Sent},
-			{"finished_requests", run.Finished},
-		}},
+		{"config", configJSON(cfg)},
+		{"results", resultsJSON(f)},
+		{"run", runJSON(run)},
 		// lmbench's additions, after the original's keys.
-		{"metrics", []kv{
-			{"percentiles", ps},
-			{"ttft_ms", distJSON(f.TTFT, ps)},
-			{"tpot_ms", distJSON(f.TPOT, ps)},
-			{"itl_ms", distJSON(f.ITL, ps)},
-			{"itl_percentiles", orNull(f.ITLMethod)},
-			{"e2e_ms", distJSON(f.E2E, ps)},
-			{"ttft_from_scheduled_ms", distJSON(f.TTFTFromScheduled, ps)},
-			{"e2e_from_scheduled_ms", distJSON(f.E2EFromScheduled, ps)},
-		}},
+		{"metrics", metricsJSON(f, ps)},
 		{"cache", []kv{
 			{"warmup", cacheJSON(f.Cache.Warmup)},
 			{"measure", cacheJSON(f.Cache.Measure)},
@@ -425,6 +368,83 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	var b strings.Builder
 	writeObject(&b, doc, 0)
 	return []byte(b.String())
+}
+
+// configJSON is the summary's config block: the original's keys.
+func configJSON(cfg Config) []kv {
+	return []kv{
+		{"engine_url", cfg.EngineURL},
+		{"model", cfg.Model},
+		{"workload", cfg.Workload},
+		{"kv_cache_volume_gb", cfg.KVCacheVolumeGB},
+		{"tokens_per_gb_kvcache", cfg.TokensPerGB},
+		{"seed", cfg.Seed},
+		{"output_dir", cfg.OutputDir},
+		{"export_csv", cfg.ExportCSV},
+		{"export_json", cfg.ExportJSON},
+		{"quiet", cfg.Quiet},
+	}
+}
+
+// resultsJSON is the summary's results block: the original's figures.
+func resultsJSON(f stats.Final) []kv {
+	return []kv{
+		{"total_requests", f.TotalRequests},
+		{"successful_requests", f.SuccessfulRequests},
+		{"failed_requests", f.FailedRequests},
+		{"elapsed_time", f.ElapsedTime},
+		{"mean_ttft_ms", f.MeanTTFTMs},
+		{"mean_decode_speed", f.MeanDecodeSpeed},
+		{"mean_request_latency_ms", f.MeanRequestLatencyMs},
+		{"input_throughput", f.InputThroughput},
+		{"output_throughput", f.OutputThroughput},
+		{"total_input_tokens", f.TotalInputTokens},
+		{"total_output_tokens", f.TotalOutputTokens},
+		{"p50_ttft_ms", f.P50TTFTMs},
+		{"p90_ttft_ms", f.P90TTFTMs},
+		{"p99_ttft_ms", f.P99TTFTMs},
+		{"p50_decode_speed", f.P50DecodeSpeed},
+		{"p90_decode_speed", f.P90DecodeSpeed},
+		{"p99_decode_speed", f.P99DecodeSpeed},
+		{"p50_request_latency_ms", f.P50RequestLatencyMs},
+		{"p90_request_latency_ms", f.P90RequestLatencyMs},
+		{"p99_request_latency_ms", f.P99RequestLatencyMs},
+		{"mean_itl_ms", f.MeanITLMs},
+		{"p50_itl_ms", f.P50ITLMs},
+		{"p90_itl_ms", f.P90ITLMs},
+		{"p99_itl_ms", f.P99ITLMs},
+		{"mean_dispatch_lag_ms", f.MeanDispatchLagMs},
+		{"p50_dispatch_lag_ms", f.P50DispatchLagMs},
+		{"p99_dispatch_lag_ms", f.P99DispatchLagMs},
+	}
+}
+
+// runJSON is the summary's run block: how the run went.
+func runJSON(run Run) []kv {
+	return []kv{
+		{"run_id", run.ID},
+		{"lmbench_version", run.Version},
+		{"interrupted", run.Interrupted},
+		{"status", string(run.status())},
+		{"reason", orNull(run.Reason)},
+		{"planned_requests", orNullInt(run.Planned)},
+		{"sent_requests", run.Sent},
+		{"finished_requests", run.Finished},
+	}
+}
+
+// metricsJSON is the distributions, at the run's percentiles.
+func metricsJSON(f stats.Final, ps []float64) []kv {
+	return []kv{
+		{"percentiles", ps},
+		{"ttft_ms", distJSON(f.TTFT, ps)},
+		{"tpot_ms", distJSON(f.TPOT, ps)},
+		{"itl_ms", distJSON(f.ITL, ps)},
+		{"itl_percentiles", orNull(f.ITLMethod)},
+		{"e2e_ms", distJSON(f.E2E, ps)},
+		{"ttft_from_scheduled_ms", distJSON(f.TTFTFromScheduled, ps)},
+		{"e2e_from_scheduled_ms", distJSON(f.E2EFromScheduled, ps)},
+	}
 }
 
 // distJSON is a Dist as an object: count, mean, std, median, then "p50",

@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"context"
@@ -17,8 +17,8 @@ const traceFlushTimeout = 5 * time.Second
 // startTracing builds the trace provider from the standard OTEL_*
 // environment variables (core/telemetry documents them). The provider is
 // nil when nothing asks for traces; stop flushes what was recorded and is
-// deferred by the caller, so it runs after an interrupted run too.
-func startTracing(log zerolog.Logger) (p *telemetry.Provider, stop func(), err error) {
+// deferred by Run, so it runs after an interrupted run too.
+func startTracing(version string, log zerolog.Logger) (p *telemetry.Provider, stop func(), err error) {
 	p, err = telemetry.FromEnv(context.Background(), telemetry.Options{ServiceVersion: version})
 	if err != nil || p == nil {
 		return nil, func() {}, err
