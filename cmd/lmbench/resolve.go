@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
@@ -98,116 +97,92 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 		s.setLog(log)
 	}
 	r := &resolved{cli: c1, fs: fs1, reg: reg1, vals: v1}
-	workload, workloadPlugin := v1.String(keyWorkload), v1.String(keyWorkloadPlugin)
-	if c1.help && workload == "" && workloadPlugin == "" {
+	if c1.help && v1.String(keyWorkload) == "" && v1.String(keyWorkloadPlugin) == "" {
 		return r, nil // help for every workload
 	}
+	if err := s.loadPlugins(r); err != nil {
+		return nil, err
+	}
+	if err := s.strict(r, args, answers); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
+// loadPlugins starts the workload and the exporters the first pass named.
+func (s *session) loadPlugins(r *resolved) (err error) {
+	v := r.vals
+	workload, workloadPlugin := v.String(keyWorkload), v.String(keyWorkloadPlugin)
 	switch {
 	case workload != "" && workloadPlugin != "":
-		return nil, usageError{fmt.Errorf("%s and %s both name the workload (%q and %q): give one",
-			v1.Origin(keyWorkload), v1.Origin(keyWorkloadPlugin), workload, workloadPlugin)}
+		return usageError{fmt.Errorf("%s and %s both name the workload (%q and %q): give one",
+			v.Origin(keyWorkload), v.Origin(keyWorkloadPlugin), workload, workloadPlugin)}
 	case workloadPlugin != "":
-		r.wl, err = s.plugins.Workload(workloadPlugin, true, v1.Origin(keyWorkloadPlugin))
+		r.wl, err = s.plugins.Workload(workloadPlugin, true, v.Origin(keyWorkloadPlugin))
 	case workload != "":
-		r.wl, err = s.plugins.Workload(workload, false, v1.Origin(keyWorkload))
+		r.wl, err = s.plugins.Workload(workload, false, v.Origin(keyWorkload))
 	}
 	if err != nil {
-		return nil, cliError(err)
+		return cliError(err)
 	}
-	expNames := distinct(c1.exporters)
-	if config.ReadOutput(v1).CSV && !slices.Contains(expNames, "csv") {
+	expNames := distinct(r.cli.exporters)
+	if config.ReadOutput(v).CSV && !slices.Contains(expNames, "csv") {
 		expNames = append([]string{"csv"}, expNames...)
 	}
-	for i, n := range append(expNames, c1.exporterPlugin...) {
+	for i, n := range append(expNames, r.cli.exporterPlugin...) {
 		e, err := s.plugins.Exporter(n, exporterOrigin(i >= len(expNames)))
 		if err != nil {
-			return nil, cliError(err)
+			return cliError(err)
 		}
 		r.exps = append(r.exps, e)
 	}
+	return nil
+}
 
-	// Pass 2: every option known, every flag strict.
+// strict is the second pass: every option known, every flag strict, every
+// source layered.
+func (s *session) strict(r *resolved, args []string, answers map[string]string) (err error) {
 	r.reg = hostRegistry()
 	for _, l := range r.plugins() {
 		if _, err := r.reg.AddPlugin(l.Name(), l.Prefix(), l.Options()); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.cli = cliFlags{}
 	r.fs = runFlags(r.reg, &r.cli)
 	if err := r.fs.Parse(args); err != nil {
-		hint := ""
-		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
-			var names []string
-			r.fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-			if c := config.Closest(name, names); c != "" {
-				hint = fmt.Sprintf(" (did you mean --%s?)", c)
-			}
+		name, prefix := "", ""
+		if r.wl != nil {
+			name, prefix = r.wl.Name(), r.wl.Prefix()
 		}
-		if hint == "" && r.wl != nil && strings.Contains(err.Error(), "unknown flag") {
-			hint = fmt.Sprintf(" (the flags of workload %s start with --%s-; see lmbench run --workload %s --help)",
-				r.wl.Name(), r.wl.Prefix(), r.wl.Name())
-		}
-		return nil, usageError{fmt.Errorf("%v%s", err, hint)}
+		return usageError{config.FlagError(err, r.fs, name, prefix)}
 	}
 	if r.fs.NArg() > 0 {
-		return nil, usageError{fmt.Errorf("unexpected argument %q (flags start with --)", r.fs.Arg(0))}
+		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", r.fs.Arg(0))}
 	}
 	// Without a workload, file keys and variables may belong to the one
 	// the guided setup is about to pick: they are checked once it is known.
-	partial := r.wl == nil
-	r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers, Partial: partial,
+	r.vals, err = r.reg.Load(config.Sources{File: r.cli.config, Flags: r.fs, Answers: answers, Partial: r.wl == nil,
 		Elsewhere: func() *config.Elsewhere { return s.plugins.Elsewhere(r.inUse()) }})
 	if r.vals != nil {
 		// Warned about even when another key is wrong: both are worth fixing.
+		workload := ""
+		if r.wl != nil {
+			workload = r.wl.Name()
+		}
 		for _, ig := range r.vals.Ignored {
 			field := "key"
 			if ig.Env {
 				field = "variable"
 			}
-			s.log.Warn().Str(field, ig.Name).Str("plugin", ig.Owner.Plugin).Msg(ignoredMessage(ig, r))
+			s.log.Warn().Str(field, ig.Name).Str("plugin", ig.Owner.Plugin).Msg(ig.Message(workload))
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(r.vals.UnknownEnv) > 0 {
-		// As a config key no plugin has: an error, with a suggestion.
-		var envs, errs []string
-		r.fs.VisitAll(func(f *pflag.Flag) {
-			if o, ok := r.reg.LookupFlag(f.Name); ok {
-				envs = append(envs, o.Env)
-			}
-		})
-		for _, name := range r.vals.UnknownEnv {
-			msg := name + ": no option has this variable"
-			if c := config.Closest(name, envs); c != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", c)
-			}
-			errs = append(errs, msg+"; see lmbench run --help for the options and their variables")
-		}
-		return nil, errors.New(strings.Join(errs, "\n"))
-	}
-	return r, nil
-}
-
-// ignoredMessage explains why a file key or variable was ignored:
-// `ignoring config key "mrc_qps": it is an option of workload
-// multi-round-chat, not of long-doc-qa`.
-func ignoredMessage(ig config.Ignored, r *resolved) string {
-	what := fmt.Sprintf("config key %q", ig.Name)
-	if ig.Env {
-		what = "variable " + ig.Name
-	}
-	why := fmt.Sprintf("it is an option of %s %s", ig.Owner.Kind, ig.Owner.Plugin)
-	switch {
-	case ig.Owner.Kind == "workload" && r.wl != nil:
-		why += ", not of " + r.wl.Name()
-	case ig.Owner.Kind == "exporter":
-		why += fmt.Sprintf(", which this run does not use (add --exporter %s to use it)", ig.Owner.Plugin)
-	}
-	return "ignoring " + what + ": " + why
+	// An unknown variable is as a config key no plugin has: an error.
+	return r.vals.UnknownEnvError(r.fs)
 }
 
 // plugins returns the workload (if any) and the exporters.
