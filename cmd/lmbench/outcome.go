@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/host"
 )
 
@@ -35,7 +36,7 @@ func (s *session) aborted(res *host.Result) int {
 }
 
 // otherErrors are the errors err joins besides the abort a.
-func otherErrors(err error, a *host.Abort) []error {
+func otherErrors(err error, a *abort.Cause) []error {
 	if err == nil {
 		return nil
 	}

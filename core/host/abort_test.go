@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -101,7 +102,7 @@ func TestAbortAfterConsecutiveConnectionFailures(t *testing.T) {
 		return fail(req, refused)
 	}}
 	p, stdout := plan(t, oneByOne(100), snd)
-	p.Abort = AbortPolicy{ConnectionFailures: 5}
+	p.Abort = abort.Policy{ConnectionFailures: 5}
 	p.Report.ExportJSON = true
 	p.Planned = 100
 	res, err := Execute(context.Background(), p)
@@ -155,7 +156,7 @@ func TestFailureRateWindow(t *testing.T) {
 				return succeed(req)
 			}}
 			p, _ := plan(t, oneByOne(40), snd)
-			p.Abort = AbortPolicy{FailureRate: 0.6, Window: 10}
+			p.Abort = abort.Policy{FailureRate: 0.6, Window: 10}
 			if tc.wantAbort {
 				p.Abort.FailureRate = 0.5
 			}
@@ -209,7 +210,7 @@ func TestHealthProbeAborts(t *testing.T) {
 	measure := []protocol.Request{chat("m0", nil), chat("m1", nil), chat("m2", nil)}
 	p, _ := plan(t, batches(nil, measure), snd)
 	p.DrainTimeout = 50 * time.Millisecond
-	p.Abort = AbortPolicy{Health: HealthProbe{BaseURL: srv.URL + "/v1", Interval: 10 * time.Millisecond}}
+	p.Abort = abort.Policy{Health: abort.HealthProbe{BaseURL: srv.URL + "/v1", Interval: 10 * time.Millisecond}}
 	p.Report.ExportJSON = true
 	res, err := Execute(context.Background(), p)
 	if err != nil {
@@ -275,7 +276,7 @@ func TestHealthProbeFailingWhileRequestsSucceed(t *testing.T) {
 	p, _ := plan(t, batches(nil, measure), snd)
 	// Three failed probes 50 ms apart would abort; a success comes with
 	// every one of them.
-	p.Abort = AbortPolicy{Health: HealthProbe{BaseURL: srv.URL + "/v1", Interval: 50 * time.Millisecond}}
+	p.Abort = abort.Policy{Health: abort.HealthProbe{BaseURL: srv.URL + "/v1", Interval: 50 * time.Millisecond}}
 	p.Report.ExportJSON = true
 	res, err := Execute(context.Background(), p)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
@@ -112,12 +113,12 @@ func (b Bench) senderConfig() engine.Config {
 
 // abortPolicy is the run's abort policy, its health probe aimed at the
 // prepared engine.
-func (b Bench) abortPolicy() AbortPolicy {
+func (b Bench) abortPolicy() abort.Policy {
 	l := b.Spec.Limits
-	return AbortPolicy{
+	return abort.Policy{
 		ConnectionFailures: l.AbortAfterFailures, FailureRate: l.AbortFailureRate, Window: l.AbortWindow,
 		AllowWarmupFailures: l.AllowWarmupFailures,
-		Health:              HealthProbe{BaseURL: b.Prepared.Engine.Base, APIKey: b.Prepared.APIKey, Interval: l.HealthInterval},
+		Health:              abort.HealthProbe{BaseURL: b.Prepared.Engine.Base, APIKey: b.Prepared.APIKey, Interval: l.HealthInterval},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
@@ -83,7 +84,7 @@ type Plan struct {
 	Tracing *telemetry.Provider
 	// Abort says when the run stops early (a dead or failing engine, a
 	// failed warmup request).
-	Abort AbortPolicy
+	Abort abort.Policy
 	// Metrics scrapes the engine's /metrics through the run; nil: off.
 	Metrics *MetricsPlan
 	// Reset resets the engine's prefix cache and checks it; nil: never.
@@ -133,7 +134,7 @@ type Result struct {
 	// (Ctrl-C or SIGTERM). Abort is why an aborted run was stopped.
 	Status      record.Status
 	Interrupted bool
-	Abort       *Abort
+	Abort       *abort.Cause
 	Files       []string
 	// JournalPath is the journal that holds every record of the run: the
 	// output directory's, or the fallback one when that failed.
@@ -170,7 +171,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()
 	stopProgress := startProgress(runCtx, p, obs)
-	stopHealth := startHealth(runCtx, p.Abort.Health, p.Log, x.onUnhealthy(obs, cancelRun))
+	stopHealth := abort.StartHealth(runCtx, p.Abort.Health, p.Log, x.onUnhealthy(obs, cancelRun))
 	outcome, runErr := runloop.Run(runCtx, runloop.Config[dispatch.Measured]{
 		Workload: p.Workload, Transport: tr, Observer: obs, Plugin: p.Plugin,
 		WantsText: p.WantsText, Capabilities: p.Capabilities, DrainTimeout: p.DrainTimeout,
@@ -248,7 +249,7 @@ func (x *execution) observer(ctx, runCtx context.Context) *observer {
 	obs := &observer{
 		runID: x.res.RunID, workload: p.Report.Workload, wallStart: x.wallStart,
 		keep: x.keep, fan: x.fan, live: stats.NewLive(x.wallStart), log: p.Log,
-		policy: newAbortState(p.Abort), flog: newFailureLog(p.Log, failureLogEvery),
+		policy: abort.NewState(p.Abort), flog: abort.NewFailureLog(p.Log, abort.FailureLogEvery),
 		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
 	}
 	if p.Tracing != nil {
@@ -271,11 +272,11 @@ func (o *observer) header() func() http.Header {
 // onUnhealthy is what a health probe that gave up does: abort the run,
 // unless a request that succeeded meanwhile shows the engine alive (a
 // slow health endpoint alone never aborts a run).
-func (x *execution) onUnhealthy(obs *observer, cancel context.CancelCauseFunc) func(*Abort) bool {
+func (x *execution) onUnhealthy(obs *observer, cancel context.CancelCauseFunc) func(*abort.Cause) bool {
 	p := x.p
-	return func(a *Abort) bool {
-		if window := time.Duration(HealthFailures) * p.Abort.Health.Interval; obs.succeededWithin(window) {
-			p.Log.Warn().Msgf("the engine's health probe failed %d times in a row, but requests still succeed: not stopping the run", HealthFailures)
+	return func(a *abort.Cause) bool {
+		if window := time.Duration(abort.HealthFailures) * p.Abort.Health.Interval; obs.succeededWithin(window) {
+			p.Log.Warn().Msgf("the engine's health probe failed %d times in a row, but requests still succeed: not stopping the run", abort.HealthFailures)
 			return false
 		}
 		if obs.setAbort(a) {
@@ -397,17 +398,17 @@ func (x *execution) writeJSON(summary record.Summary) {
 // runStatus is how the run ended: aborted when lmbench stopped it (the
 // policy, a failed warmup, the journal, the health probe) or the
 // workload failed, interrupted on Ctrl-C, else completed.
-func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *Abort) {
+func runStatus(obs *observer, runErr error, interrupted bool) (record.Status, *abort.Cause) {
 	if a := obs.currentAbort(); a != nil {
 		obs.finishAbort(a)
 		return record.Aborted, a
 	}
 	var gate *shard.GateError
 	if errors.As(runErr, &gate) {
-		return record.Aborted, &Abort{Title: "shards out of step", Reason: runErr.Error()}
+		return record.Aborted, &abort.Cause{Title: "shards out of step", Reason: runErr.Error()}
 	}
 	if runErr != nil {
-		return record.Aborted, &Abort{Title: "workload failed", Reason: "workload failed: " + runErr.Error()}
+		return record.Aborted, &abort.Cause{Title: "workload failed", Reason: "workload failed: " + runErr.Error()}
 	}
 	if interrupted {
 		return record.Interrupted, nil
@@ -487,16 +488,16 @@ type observer struct {
 
 	// The abort policy's state, failures told as they happen, and the
 	// failed warmup requests; runCtx is done once the run is stopping.
-	policy      *abortState
-	flog        *failureLog
-	warm        warmupFailures
+	policy      *abort.State
+	flog        *abort.FailureLog
+	warm        abort.WarmupFailures
 	allowWarmup bool
 	runCtx      context.Context
-	journalAb   *Abort // the abort for a failed journal, once it failed
-	warmAb      *Abort // the abort for failed warmup requests
+	journalAb   *abort.Cause // the abort for a failed journal, once it failed
+	warmAb      *abort.Cause // the abort for failed warmup requests
 
 	mu          sync.Mutex
-	abort       *Abort // the first abort, from the loop or the health probe
+	abort       *abort.Cause // the first abort, from the loop or the health probe
 	phase       protocol.Phase
 	phaseStart  time.Time
 	lags        lagRing // recent dispatch lags, for progress
@@ -515,7 +516,7 @@ func (o *observer) succeededWithin(d time.Duration) bool {
 
 // setAbort records a as the run's abort unless it has one; it reports
 // whether a is the one.
-func (o *observer) setAbort(a *Abort) bool {
+func (o *observer) setAbort(a *abort.Cause) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.abort != nil {
@@ -525,7 +526,7 @@ func (o *observer) setAbort(a *Abort) bool {
 	return true
 }
 
-func (o *observer) currentAbort() *Abort {
+func (o *observer) currentAbort() *abort.Cause {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.abort
@@ -533,10 +534,10 @@ func (o *observer) currentAbort() *Abort {
 
 // finishAbort completes a's reason with what the drain added: every
 // failed warmup request, where the journal's records went.
-func (o *observer) finishAbort(a *Abort) {
+func (o *observer) finishAbort(a *abort.Cause) {
 	switch a {
 	case o.warmAb:
-		*a = *o.warm.abort()
+		*a = *o.warm.Cause()
 	case o.journalAb:
 		a.Reason = fmt.Sprintf("journal write failed: %v; records saved to %s", o.keep.failed, o.keep.savedTo())
 	}
@@ -616,7 +617,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	// record and every later one elsewhere.
 	var stop error
 	if err := o.keep.add(rec); err != nil {
-		o.journalAb = &Abort{Title: "journal write failed", Reason: "journal write failed: " + err.Error()}
+		o.journalAb = &abort.Cause{Title: "journal write failed", Reason: "journal write failed: " + err.Error()}
 		o.log.Error().Str("error", err.Error()).Msgf("journal write failed: stopping the run; the records are kept in %s", o.keep.savedTo())
 		if o.setAbort(o.journalAb) {
 			stop = o.journalAb
@@ -663,9 +664,9 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 // judge applies the abort policy to a finished request and returns the
 // abort that stops the run, if this request decides one.
 func (o *observer) judge(rec *record.Record) error {
-	o.flog.add(time.Now(), string(rec.Phase), rec.RequestID, rec.Success, rec.Error)
+	o.flog.Add(time.Now(), string(rec.Phase), rec.RequestID, rec.Success, rec.Error)
 	if rec.Phase == record.Warmup && !rec.Success {
-		o.warm.add(rec.RequestID, rec.Error)
+		o.warm.Add(rec.RequestID, rec.Error)
 	}
 	// Once the run is stopping (Ctrl-C, an abort), what still finishes
 	// decides nothing; nor does a request lmbench cancelled itself.
@@ -675,9 +676,9 @@ func (o *observer) judge(rec *record.Record) error {
 	if !rec.Success && failure.Classify(rec.Error).ID == failure.Cancelled.ID {
 		return nil
 	}
-	a := o.policy.observe(rec.RequestID, rec.Success, rec.Error)
+	a := o.policy.Observe(rec.RequestID, rec.Success, rec.Error)
 	if a == nil && rec.Phase == record.Warmup && !rec.Success && !o.allowWarmup {
-		o.warmAb = o.warm.abort()
+		o.warmAb = o.warm.Cause()
 		a = o.warmAb
 	}
 	if a == nil || !o.setAbort(a) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 )
@@ -65,7 +66,7 @@ func listModels(ctx context.Context, base, apiKey string) ([]string, error) {
 func checkServedModel(ctx context.Context, base, apiKey, model, origin string, log zerolog.Logger) error {
 	ids, err := listModels(ctx, base, apiKey)
 	if err != nil {
-		log.Debug().Str("error", redactKey(err.Error(), apiKey)).Msg("the engine did not list its models: the model name is not checked")
+		log.Debug().Str("error", abort.RedactKey(err.Error(), apiKey)).Msg("the engine did not list its models: the model name is not checked")
 		return nil
 	}
 	if len(ids) == 0 || slices.Contains(ids, model) {

@@ -1,4 +1,4 @@
-package host
+package abort
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // HealthProbe checks, while a run goes on, that the engine still answers
-// (AbortPolicy.Health). It asks GET /health (vLLM's, SGLang's), or GET
+// (Policy.Health). It asks GET /health (vLLM's, SGLang's), or GET
 // /v1/models when the engine has no /health, or, when neither answers
 // 2xx, only opens a TCP connection: whatever the engine serves, a dead
 // one is noticed even when no request is finishing.
@@ -130,10 +130,10 @@ func (p *prober) get(ctx context.Context, u string) error {
 	return nil
 }
 
-// startHealth probes the engine every h.Interval until stopped; after
+// StartHealth probes the engine every h.Interval until stopped; after
 // HealthFailures failed probes in a row it calls abort once and stops.
 // Without a probe it does nothing.
-func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort func(*Abort) bool) (stop func()) {
+func StartHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort func(*Cause) bool) (stop func()) {
 	if !h.on() {
 		return func() {}
 	}
@@ -167,10 +167,10 @@ func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort f
 				continue
 			}
 			failed++
-			msg := redactKey(err.Error(), h.APIKey)
+			msg := RedactKey(err.Error(), h.APIKey)
 			log.Warn().Str("error", msg).Int("in_a_row", failed).Msg("engine health probe failed")
 			if failed >= HealthFailures {
-				if abort(&Abort{Title: "engine unreachable", Reason: fmt.Sprintf(
+				if abort(&Cause{Title: "engine unreachable", Reason: fmt.Sprintf(
 					"engine unreachable: %d health probes in a row failed, %s apart (the last: %s)", failed, h.Interval, msg)}) {
 					return
 				}
@@ -186,7 +186,7 @@ func startHealth(ctx context.Context, h HealthProbe, log zerolog.Logger, abort f
 	}
 }
 
-func redactKey(msg, key string) string {
+func RedactKey(msg, key string) string {
 	if key == "" {
 		return msg
 	}

@@ -1,4 +1,9 @@
-package host
+// Package abort is when a run stops early because its results could not
+// mean anything: the policy (refused connections in a row, a failure rate
+// over a window, failed warmup requests), the engine health probe that
+// notices a dead engine even when no request finishes, and the failure
+// log that tells of failures as they happen.
+package abort
 
 import (
 	"errors"
@@ -12,12 +17,12 @@ import (
 	"github.com/lmbench/lmbench/core/failure"
 )
 
-// AbortPolicy says when a run stops early because its results could not
+// Policy says when a run stops early because its results could not
 // mean anything: the engine is gone, or nearly every request fails. The
 // zero policy never aborts on failures (but a failed warmup request
 // still fails the run, and so does an engine error on the first requests
 // that every request would get).
-type AbortPolicy struct {
+type Policy struct {
 	// ConnectionFailures: abort after this many requests in a row got
 	// no HTTP response at all (refused, reset, DNS, TLS, a connect
 	// timeout); 0 never.
@@ -40,7 +45,7 @@ const HealthFailures = 3
 
 // Validate checks the policy's numbers; the errors name the field, the
 // caller says which flag it came from.
-func (p AbortPolicy) Validate() error {
+func (p Policy) Validate() error {
 	var errs []error
 	if p.ConnectionFailures < 0 {
 		errs = append(errs, fmt.Errorf("connection failures: must be >= 0 (0: never abort on them), got %d", p.ConnectionFailures))
@@ -57,22 +62,22 @@ func (p AbortPolicy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Abort is why lmbench stopped a run early. It is the run loop's error
+// Cause is why lmbench stopped a run early. It is the run loop's error
 // (the loop then drains what is in flight), and the summary's reason.
-type Abort struct {
+type Cause struct {
 	// Title is the reason in a few words, for the summary's header.
 	Title string
 	// Reason is the whole of it, with the error that decided it.
 	Reason string
 }
 
-func (a *Abort) Error() string { return a.Reason }
+func (a *Cause) Error() string { return a.Reason }
 
-// abortState is the policy's state machine: fed every finished request
+// State is the policy's state machine: fed every finished request
 // in order, it says when the run must stop. It is deterministic: the
 // same sequence of results always aborts at the same one.
-type abortState struct {
-	p         AbortPolicy
+type State struct {
+	p         Policy
 	inARow    int            // connection failures in a row
 	window    []failure.Kind // the last Window results (the zero Kind: a success)
 	next      int
@@ -80,17 +85,18 @@ type abortState struct {
 	succeeded bool
 }
 
-func newAbortState(p AbortPolicy) *abortState {
-	s := &abortState{p: p}
+// NewState starts the policy's state, before any request finished.
+func NewState(p Policy) *State {
+	s := &State{p: p}
 	if p.FailureRate > 0 && p.Window > 0 {
 		s.window = make([]failure.Kind, 0, p.Window)
 	}
 	return s
 }
 
-// observe takes one finished request. Requests lmbench cancelled itself
+// Observe takes one finished request. Requests lmbench cancelled itself
 // (a drain timeout) say nothing about the engine: leave them out.
-func (s *abortState) observe(requestID string, success bool, msg string) *Abort {
+func (s *State) Observe(requestID string, success bool, msg string) *Cause {
 	kind := failure.Kind{}
 	if !success {
 		kind = failure.Classify(msg)
@@ -104,7 +110,7 @@ func (s *abortState) observe(requestID string, success bool, msg string) *Abort 
 	// them or what they ask for (a wrong model, no key) would turn them
 	// all away: stop at the first.
 	if !s.succeeded && (kind.Status == 401 || kind.Status == 403 || kind.Status == 404) {
-		return &Abort{Title: "engine error " + kind.Label,
+		return &Cause{Title: "engine error " + kind.Label,
 			Reason: fmt.Sprintf("the engine rejected request %s, and every request would get the same: %s", requestID, msg)}
 	}
 	if kind.Connection {
@@ -113,18 +119,18 @@ func (s *abortState) observe(requestID string, success bool, msg string) *Abort 
 		s.inARow = 0
 	}
 	if n := s.p.ConnectionFailures; n > 0 && s.inARow >= n {
-		return &Abort{Title: "engine unreachable",
+		return &Cause{Title: "engine unreachable",
 			Reason: fmt.Sprintf("engine unreachable: %d requests in a row got no response (the last: %s)", s.inARow, msg)}
 	}
 	if s.window != nil && len(s.window) == s.p.Window && float64(s.failed) >= s.p.FailureRate*float64(s.p.Window) {
-		return &Abort{Title: "too many failures",
+		return &Cause{Title: "too many failures",
 			Reason: fmt.Sprintf("%d of the last %d requests failed (--abort-failure-rate %g): %s; the last: %s",
 				s.failed, s.p.Window, s.p.FailureRate, s.windowKinds(), msg)}
 	}
 	return nil
 }
 
-func (s *abortState) push(k failure.Kind) {
+func (s *State) push(k failure.Kind) {
 	if s.window == nil {
 		return
 	}
@@ -143,7 +149,7 @@ func (s *abortState) push(k failure.Kind) {
 }
 
 // windowKinds are the window's failures by kind, "45× HTTP 500".
-func (s *abortState) windowKinds() string {
+func (s *State) windowKinds() string {
 	var t failure.Tally
 	for _, k := range s.window {
 		if k.ID != "" {
@@ -153,10 +159,10 @@ func (s *abortState) windowKinds() string {
 	return t.Breakdown().Summary()
 }
 
-// failureLog tells of failures as they happen: the first of each kind at
+// FailureLog tells of failures as they happen: the first of each kind at
 // once, with its error, then every Every a line of what failed meanwhile,
 // "12 of the last 40 requests failed: 12× connection refused".
-type failureLog struct {
+type FailureLog struct {
 	log   zerolog.Logger
 	every time.Duration
 	seen  map[string]bool
@@ -166,15 +172,15 @@ type failureLog struct {
 	tally     failure.Tally
 }
 
-// failureLogEvery is how often failures are summarised while they go on.
-const failureLogEvery = 5 * time.Second
+// FailureLogEvery is how often failures are summarised while they go on.
+const FailureLogEvery = 5 * time.Second
 
-func newFailureLog(log zerolog.Logger, every time.Duration) *failureLog {
-	return &failureLog{log: log, every: every, seen: map[string]bool{}}
+func NewFailureLog(log zerolog.Logger, every time.Duration) *FailureLog {
+	return &FailureLog{log: log, every: every, seen: map[string]bool{}}
 }
 
-// add counts one finished request at now.
-func (l *failureLog) add(now time.Time, phase, requestID string, success bool, msg string) {
+// Add counts one finished request at now.
+func (l *FailureLog) Add(now time.Time, phase, requestID string, success bool, msg string) {
 	if l.since.IsZero() {
 		l.since = now
 	}
@@ -202,23 +208,25 @@ func (l *failureLog) add(now time.Time, phase, requestID string, success bool, m
 	l.since, l.n, l.failed, l.tally = now, 0, 0, failure.Tally{}
 }
 
-// warmupFailures names the failed warmup requests, for the abort's reason.
-type warmupFailures struct {
+// WarmupFailures names the failed warmup requests, for the abort's reason.
+type WarmupFailures struct {
 	n     int
 	named []string // "doc3 (HTTP 500: boom)", the first few
 }
 
+// warmupNamed is how many failed warmup requests the reason names.
 const warmupNamed = 5
 
-func (w *warmupFailures) add(requestID, msg string) {
+// Add counts one failed warmup request.
+func (w *WarmupFailures) Add(requestID, msg string) {
 	w.n++
 	if len(w.named) < warmupNamed {
 		w.named = append(w.named, fmt.Sprintf("%s (%s)", requestID, failure.Truncate(msg, 200)))
 	}
 }
 
-// abort is the run's abort for its failed warmup requests.
-func (w *warmupFailures) abort() *Abort {
+// Cause is the run's abort for its failed warmup requests.
+func (w *WarmupFailures) Cause() *Cause {
 	list := strings.Join(w.named, ", ")
 	if more := w.n - len(w.named); more > 0 {
 		list += fmt.Sprintf(" and %d more", more)
@@ -227,7 +235,7 @@ func (w *warmupFailures) abort() *Abort {
 	if w.n > 1 {
 		req = "requests"
 	}
-	return &Abort{Title: "warmup failed",
+	return &Cause{Title: "warmup failed",
 		Reason: fmt.Sprintf("warmup failed: %d warmup %s failed, so the measured requests would not find what warmup was to cache: %s (--allow-warmup-failures measures anyway)",
 			w.n, req, list)}
 }
