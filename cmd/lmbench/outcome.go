@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/host"
 )
 
@@ -18,7 +17,11 @@ func (s *session) aborted(res *host.Result) int {
 		why = res.Abort.Reason
 	}
 	fmt.Fprintf(s.stderr, "lmbench: run aborted: %s\n", why)
-	others := otherErrors(res.Err, res.Abort)
+	var stop error
+	if res.Abort != nil {
+		stop = res.Abort
+	}
+	others := otherErrors(res.Err, stop)
 	for _, err := range others {
 		fmt.Fprintf(s.stderr, "lmbench: also: %v\n", err)
 	}
@@ -35,8 +38,8 @@ func (s *session) aborted(res *host.Result) int {
 	return exitFailed
 }
 
-// otherErrors are the errors err joins besides the abort a.
-func otherErrors(err error, a *abort.Cause) []error {
+// otherErrors are the errors err joins besides the abort's cause a.
+func otherErrors(err, a error) []error {
 	if err == nil {
 		return nil
 	}
