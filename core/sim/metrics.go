@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // vLLM's histogram buckets (vllm/v1/metrics/loggers.py), so that a scraper's
@@ -72,9 +74,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeBy
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
 	e := emitter{ch: ch, labels: engineLabels(s.cfg.Model)}
-	tiers := s.engine.cache.snapshot()
+	tiers := s.engine.cache.Snapshot()
 	c.collectVLLM(e, tiers)
-	if tiers[tierCPU].on || tiers[tierDisk].on {
+	if tiers[prefixcache.CPU].On || tiers[prefixcache.Disk].On {
 		c.collectExternal(e, tiers)
 	}
 	c.collectTiers(e, tiers)
@@ -117,12 +119,12 @@ func (e emitter) gauge(name, help string, v float64, labels ...string) {
 
 // collectVLLM emits vLLM's own series: the queue, the GPU tier's usage
 // and prefix-cache counters, the token and request counts.
-func (c *collector) collectVLLM(e emitter, tiers [numTiers]tierState) {
+func (c *collector) collectVLLM(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
 	st := &c.s.engine.stats
-	gpu := tiers[tierGPU]
+	gpu := tiers[prefixcache.GPU]
 	usage := 0.0
-	if gpu.capacityBlocks > 0 {
-		usage = float64(gpu.usedBlocks) / float64(gpu.capacityBlocks)
+	if gpu.CapacityBlocks > 0 {
+		usage = float64(gpu.UsedBlocks) / float64(gpu.CapacityBlocks)
 	}
 	e.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(st.running.Load()))
 	e.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(st.waiting.Load()))
@@ -147,9 +149,9 @@ func (c *collector) collectVLLM(e emitter, tiers [numTiers]tierState) {
 
 // collectExternal emits what a KV connector (LMCache) reports of the CPU
 // and disk tiers.
-func (c *collector) collectExternal(e emitter, tiers [numTiers]tierState) {
+func (c *collector) collectExternal(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
 	st := &c.s.engine.stats
-	external := (tiers[tierCPU].counters.hits + tiers[tierDisk].counters.hits) * int64(c.s.cfg.BlockSize)
+	external := (tiers[prefixcache.CPU].Counters.Hits + tiers[prefixcache.Disk].Counters.Hits) * int64(c.s.cfg.BlockSize)
 	e.counter("vllm:external_prefix_cache_queries_total",
 		"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
 		st.externalQueries.Load())
@@ -164,24 +166,24 @@ func (c *collector) collectExternal(e emitter, tiers [numTiers]tierState) {
 }
 
 // collectTiers emits each tier's capacity, use and traffic.
-func (c *collector) collectTiers(e emitter, tiers [numTiers]tierState) {
+func (c *collector) collectTiers(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
 	bs := int64(c.s.cfg.BlockSize)
 	for _, t := range tiers {
-		tier := []string{"tier", t.name}
+		tier := []string{"tier", t.Name}
 		e.gauge("lmbench_sim:kv_capacity_tokens", "Tier capacity in tokens (0: tier off).",
-			float64(int64(t.capacityBlocks)*bs), tier...)
-		e.gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.usedBlocks)*bs), tier...)
+			float64(int64(t.CapacityBlocks)*bs), tier...)
+		e.gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.UsedBlocks)*bs), tier...)
 		e.counter("lmbench_sim:kv_prefix_hit_tokens_total",
-			"Prefix tokens found in the tier (the fastest tier holding them).", t.counters.hits*bs, tier...)
+			"Prefix tokens found in the tier (the fastest tier holding them).", t.Counters.Hits*bs, tier...)
 		e.counter("lmbench_sim:kv_blend_hit_tokens_total",
-			"Tokens of blended (non-prefix) chunks found in the tier.", t.counters.blendHits*bs, tier...)
+			"Tokens of blended (non-prefix) chunks found in the tier.", t.Counters.BlendHits*bs, tier...)
 		e.counter("lmbench_sim:kv_loaded_tokens_total",
-			"Tokens loaded from the tier into the GPU (promoted).", t.counters.promoted*bs, tier...)
+			"Tokens loaded from the tier into the GPU (promoted).", t.Counters.Promoted*bs, tier...)
 		e.counter("lmbench_sim:kv_stored_tokens_total",
-			"Tokens inserted into the tier (written, promoted or demoted in).", t.counters.stored*bs, tier...)
+			"Tokens inserted into the tier (written, promoted or demoted in).", t.Counters.Stored*bs, tier...)
 		e.counter("lmbench_sim:kv_demoted_tokens_total",
-			"Tokens demoted into the tier from the tier above.", t.counters.demotedIn*bs, tier...)
+			"Tokens demoted into the tier from the tier above.", t.Counters.DemotedIn*bs, tier...)
 		e.counter("lmbench_sim:kv_evicted_tokens_total",
-			"Tokens evicted from the tier (least recently used first).", t.counters.evicted*bs, tier...)
+			"Tokens evicted from the tier (least recently used first).", t.Counters.Evicted*bs, tier...)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // Server is the simulated engine behind its HTTP API. Create it with New;
@@ -318,7 +320,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	}
 	// Debug even on error: a client hanging up is routine.
 	s.log.Debug().Err(err).Str("id", c.rep.id).Int("prompt_tokens", g.promptTokens).Int("cached_tokens", g.cachedTokens).
-		Int("cpu_tokens", g.cachedBy[tierCPU]).Int("disk_tokens", g.cachedBy[tierDisk]).Int("blend_tokens", g.blendTokens).
+		Int("cpu_tokens", g.cachedBy[prefixcache.CPU]).Int("disk_tokens", g.cachedBy[prefixcache.Disk]).Int("blend_tokens", g.blendTokens).
 		Int("completion_tokens", g.completionTokens).Dur("queued", g.queued).Dur("ttft", g.firstToken).
 		Msg("request")
 }
