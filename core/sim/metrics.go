@@ -173,17 +173,18 @@ func (c *collector) collectTiers(e emitter, tiers [prefixcache.NumTiers]prefixca
 		e.gauge("lmbench_sim:kv_capacity_tokens", "Tier capacity in tokens (0: tier off).",
 			float64(int64(t.CapacityBlocks)*bs), tier...)
 		e.gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.UsedBlocks)*bs), tier...)
-		e.counter("lmbench_sim:kv_prefix_hit_tokens_total",
-			"Prefix tokens found in the tier (the fastest tier holding them).", t.Counters.Hits*bs, tier...)
-		e.counter("lmbench_sim:kv_blend_hit_tokens_total",
-			"Tokens of blended (non-prefix) chunks found in the tier.", t.Counters.BlendHits*bs, tier...)
-		e.counter("lmbench_sim:kv_loaded_tokens_total",
-			"Tokens loaded from the tier into the GPU (promoted).", t.Counters.Promoted*bs, tier...)
-		e.counter("lmbench_sim:kv_stored_tokens_total",
-			"Tokens inserted into the tier (written, promoted or demoted in).", t.Counters.Stored*bs, tier...)
-		e.counter("lmbench_sim:kv_demoted_tokens_total",
-			"Tokens demoted into the tier from the tier above.", t.Counters.DemotedIn*bs, tier...)
-		e.counter("lmbench_sim:kv_evicted_tokens_total",
-			"Tokens evicted from the tier (least recently used first).", t.Counters.Evicted*bs, tier...)
+		for _, m := range []struct {
+			name, help string
+			blocks     int64
+		}{
+			{"lmbench_sim:kv_prefix_hit_tokens_total", "Prefix tokens found in the tier (the fastest tier holding them).", t.Counters.Hits},
+			{"lmbench_sim:kv_blend_hit_tokens_total", "Tokens of blended (non-prefix) chunks found in the tier.", t.Counters.BlendHits},
+			{"lmbench_sim:kv_loaded_tokens_total", "Tokens loaded from the tier into the GPU (promoted).", t.Counters.Promoted},
+			{"lmbench_sim:kv_stored_tokens_total", "Tokens inserted into the tier (written, promoted or demoted in).", t.Counters.Stored},
+			{"lmbench_sim:kv_demoted_tokens_total", "Tokens demoted into the tier from the tier above.", t.Counters.DemotedIn},
+			{"lmbench_sim:kv_evicted_tokens_total", "Tokens evicted from the tier (least recently used first).", t.Counters.Evicted},
+		} {
+			e.counter(m.name, m.help, m.blocks*bs, tier...)
+		}
 	}
 }

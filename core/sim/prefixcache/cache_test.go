@@ -2,6 +2,7 @@ package prefixcache
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -369,13 +370,11 @@ func (c *Cache) tierOf(h BlockHash) Tier {
 	return c.find(key{hash: uint64(h)})
 }
 
+// words returns n distinct words: prefix0 prefix1 ...
 func words(prefix string, n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s%d", prefix, i)
+	w := make([]string, n)
+	for i := range w {
+		w[i] = prefix + strconv.Itoa(i)
 	}
-	return b.String()
+	return strings.Join(w, " ")
 }
