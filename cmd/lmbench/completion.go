@@ -11,7 +11,6 @@ import (
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
-	"github.com/lmbench/lmbench/core/sim"
 )
 
 const completionHelp = `Usage: lmbench completion bash|zsh|fish
@@ -53,8 +52,7 @@ func complete(args []string) []string {
 	return ui.Completer{Run: completeRun, Plugins: pluginNames, Commands: []ui.Command{
 		{Name: "run"}, {Name: "sweep"},
 		{Name: "sim", Flags: func(fs *pflag.FlagSet) {
-			cfg := sim.DefaultConfig()
-			cfg.RegisterFlags(fs, "")
+			simRegistry().RegisterFlags(fs, nil)
 			for _, f := range []string{"host", "port", "log-level", "help"} {
 				fs.String(f, "", "")
 			}

@@ -64,7 +64,14 @@ func startWatched(t *testing.T, env []string, name string, args ...string) (*exe
 // returns it and its base URL.
 func startSim(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
+	return startSimEnv(t, nil, args...)
+}
+
+// startSimEnv is startSim with variables added to the environment.
+func startSimEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "lmbench"), append([]string{"sim", "--port", "0", "--log-level", "warn"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

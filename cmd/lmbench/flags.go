@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -40,7 +39,7 @@ const simFlagPrefix = "sim-"
 
 // hostRegistry returns a registry holding lmbench's own options.
 func hostRegistry() *config.Registry {
-	return config.NewRunRegistry(shardOptions(), uploadOptions())
+	return config.NewRunRegistry(shardOptions(), uploadOptions(), config.SimOptions(simFlagPrefix))
 }
 
 // cliFlags are the flags that say what to do with the configuration
@@ -53,7 +52,6 @@ type cliFlags struct {
 	exporterPlugin []string
 	help           bool
 	report         bool
-	sim            sim.Config // --sim-*: the built-in engine's model (with --engine-url builtin)
 }
 
 // runFlags is lmbench run's flag set: --config, the registry's options
@@ -71,8 +69,6 @@ func runFlags(reg *config.Registry, c *cliFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&c.exporterPlugin, "exporter-plugin", nil, "Path of an exporter plugin binary (repeatable).")
 	fs.BoolVar(&c.report, "report", false, "At the end, write the run's HTML report (report.html, as lmbench report) into the output directory.")
 	fs.BoolVarP(&c.help, "help", "h", false, "Show help.")
-	c.sim = sim.DefaultConfig()
-	c.sim.RegisterFlags(fs, simFlagPrefix)
 	reg.RegisterFlags(fs, func(o *config.Option) bool { return o.Owner != "" })
 	return fs
 }

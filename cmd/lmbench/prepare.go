@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/host"
@@ -14,14 +11,11 @@ import (
 // prepare has core prepare the run (built-in engine, model, tokens per GB,
 // the workload's Configure) from its Spec.
 func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, error) {
-	var simFlags []string
-	r.fs.Visit(func(f *pflag.Flag) {
-		if strings.HasPrefix(f.Name, simFlagPrefix) {
-			simFlags = append(simFlags, "--"+f.Name)
-		}
-	})
+	if err := s.simEngine(r); err != nil {
+		return nil, usageError{err}
+	}
 	p, err := host.Prepare(ctx, host.Setup{
-		Spec: r.spec, Sim: r.cli.sim, SimFlags: simFlags,
+		Spec: r.spec, Sim: r.sim, SimFlags: config.SimGiven(r.vals, config.LayerFlag),
 		Shard: r.shard.WorkloadShard(), ShardOrigin: r.vals.Origin(keyShard),
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.wl, Options: r.vals.PluginValues(r.wl.Name()), OptionOrigin: r.vals.PluginOrigin(r.wl.Prefix()),
@@ -33,7 +27,33 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, err
 	return p, nil
 }
 
-// exportEntries is the run's portable configuration (config.Spec.Entries).
+// simEngine builds the built-in engine's configuration from the --sim-*
+// options, with --engine-url builtin. Without it, their variables and
+// file keys are ignored with a warning (Prepare refuses their flags).
+func (s *session) simEngine(r *resolved) error {
+	v := r.vals
+	if !r.spec.Engine.Builtin {
+		if keys := config.SimGiven(v, config.LayerFile); len(keys) > 0 {
+			s.log.Warn().Msgf("ignoring the built-in engine's settings in %s (%d sim_* keys): %s is not builtin",
+				v.File, len(keys), r.spec.Engine.Origin)
+		}
+		if vars := config.SimGiven(v, config.LayerEnv); len(vars) > 0 {
+			s.log.Warn().Strs("variables", vars).Msgf("ignoring the built-in engine's variables: %s is not builtin", r.spec.Engine.Origin)
+		}
+		return nil
+	}
+	var err error
+	r.sim, err = config.SimConfig(v)
+	return err
+}
+
+// exportEntries is the run's portable configuration (config.Spec.Entries)
+// and, with the built-in engine, its settings: replaying the file starts
+// the same engine.
 func exportEntries(r *resolved, p *host.Prepared) []config.Entry {
-	return r.spec.Entries(p.Found(r.wl))
+	out := r.spec.Entries(p.Found(r.wl))
+	if r.spec.Engine.Builtin {
+		out = append(out, config.SimEntries(r.sim)...)
+	}
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
+	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -70,6 +71,9 @@ type resolved struct {
 	shard *shard.Part
 	// upload is --upload-to, once checkUpload has read it (nil: none).
 	upload *merge.Upload
+	// sim is the built-in engine's configuration, once prepare has built
+	// it (with --engine-url builtin only).
+	sim sim.Config
 }
 
 // resolve parses args in two passes. The first learns, from the flags,

@@ -176,7 +176,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Hurry: hurry,
 		Part: r.shard.WorkloadShard(), Shard: shard, BeforePhase: r.shard.BeforePhase(shard, log),
-		BuiltinBlockSize: r.cli.sim.BlockSize,
+		BuiltinBlockSize: r.sim.BlockSize,
 	})
 	if err != nil {
 		return exitFailed, err

@@ -69,7 +69,9 @@ func (s *session) setupForm(r *resolved, missing []string) ui.Setup {
 		case keyWorkload, keyWorkloadPlugin: // chosen from the discovered plugins
 		case keyLogLevel, keyLogFormat: // the log is already running
 		default:
-			general = append(general, o)
+			if o.Group != config.SimGroup { // the built-in engine's: flags, variables and files only
+				general = append(general, o)
+			}
 		}
 	}
 	setup := ui.Setup{

@@ -125,7 +125,8 @@ func computeSummary(header record.Run, recs []record.Record) []byte {
 	}
 	f := b.Final(config.ReadRecorded(header.Config).Percentiles)
 	return report.SummaryJSON(
-		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles},
+		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles,
+			Sim: report.SimSettings(header.Config)},
 		report.Run{ID: header.ID, Version: header.Version, Interrupted: true, HasSchedule: b.HasDispatchLag()}, f)
 }
 
@@ -178,6 +179,12 @@ func (r *Run) StatusText() string {
 func (r *Run) Config() []Field {
 	f, _ := Flatten(r.Header.Config)
 	return f
+}
+
+// recordsSim reports whether the run's configuration records the
+// built-in engine's settings (its sim_* keys).
+func (r *Run) recordsSim() bool {
+	return len(report.SimSettings(r.Header.Config)) > 0
 }
 
 // Start is the run's wall-clock start (the journal header's), or its

@@ -36,9 +36,13 @@ func WriteComparisons(w io.Writer, runs []*Run, comps []Comparison, opt TextOpti
 	for ci, c := range comps {
 		a, b := "A", Letter(ci+1)
 		fmt.Fprintf(ew, "\n== %s against %s ==\n", b, a)
-		if len(c.ConfigDiff) == 0 {
+		switch {
+		case len(c.ConfigDiff) == 0 && (c.A.recordsSim() || c.B.recordsSim()):
+			fmt.Fprintln(ew, "Configuration differences: none")
+		case len(c.ConfigDiff) == 0:
+			// Runs recorded before the built-in engine's settings were.
 			fmt.Fprintln(ew, "Configuration differences: none recorded (the built-in engine's --sim-* settings are not part of a run's configuration)")
-		} else {
+		default:
 			fmt.Fprintf(ew, "Configuration differences (%s → %s):\n", a, b)
 			for _, d := range c.ConfigDiff {
 				fmt.Fprintf(ew, "  %s\n", d)

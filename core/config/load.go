@@ -84,7 +84,31 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 		asked = true
 		return other
 	}
+	r.loadDefaults(v)
+	if s.File != "" {
+		m, ignored, err := r.readFile(s.File, s.Partial, elsewhere)
+		v.Ignored = append(v.Ignored, ignored...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		v.merge(m, LayerFile)
+	}
+	environ := s.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	errs = append(errs, r.loadEnv(v, environ, s.Partial, elsewhere)...)
+	if s.Flags != nil {
+		if err := r.loadFlags(v, s.Flags); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, r.loadAnswers(v, s.Answers, s.Partial)...)
+	return v, errors.Join(errs...)
+}
 
+// loadDefaults merges lmbench's defaults, then the plugins'.
+func (r *Registry) loadDefaults(v *Values) {
 	host, plugins := map[string]any{}, map[string]any{}
 	for _, o := range r.opts {
 		if o.Default == nil {
@@ -98,21 +122,13 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 	}
 	v.merge(host, LayerDefault)
 	v.merge(plugins, LayerPluginDefault)
+}
 
-	if s.File != "" {
-		m, ignored, err := r.readFile(s.File, s.Partial, elsewhere)
-		v.Ignored = append(v.Ignored, ignored...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		v.merge(m, LayerFile)
-	}
-
-	environ := s.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
-	var envErrs []error
+// loadEnv merges the LMBENCH_* variables of environ, listing those of no
+// option (unless partial) in v.UnknownEnv or, when another plugin
+// declares them, in v.Ignored; it returns the values that do not parse.
+func (r *Registry) loadEnv(v *Values, environ []string, partial bool, elsewhere func() *Elsewhere) []error {
+	var errs, envErrs []error
 	var envIgnored []Ignored
 	ek := koanf.New(".")
 	err := ek.Load(env.Provider("", env.Opt{
@@ -121,7 +137,7 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 		TransformFunc: func(name, val string) (string, any) {
 			o, ok := r.byEnv[name]
 			if !ok {
-				if !s.Partial && !nonOptionEnv[name] {
+				if !partial && !nonOptionEnv[name] {
 					if owner, ok := elsewhere().Env(name); ok {
 						envIgnored = append(envIgnored, Ignored{Name: name, Env: true, Owner: owner})
 					} else {
@@ -144,48 +160,57 @@ func (r *Registry) Load(s Sources) (*Values, error) {
 	slices.Sort(v.UnknownEnv)
 	slices.SortFunc(envIgnored, func(a, b Ignored) int { return strings.Compare(a.Name, b.Name) })
 	v.Ignored = append(v.Ignored, envIgnored...)
-	errs = append(errs, sortErrs(envErrs)...)
 	v.merge(ek.All(), LayerEnv)
+	return append(errs, sortErrs(envErrs)...)
+}
 
-	if s.Flags != nil {
-		fk := koanf.New(".")
-		// A nil koanf: flags the user did not change are dropped, so their
-		// defaults never override a file or the environment.
-		if err := fk.Load(posflag.ProviderWithFlag(s.Flags, ".", nil, func(f *pflag.Flag) (string, any) {
-			o, val, ok := flagOption(f)
-			if !ok || r.byFlag[o.Flag] != o {
-				return "", nil
-			}
-			return o.Key, val
-		}), nil); err != nil {
-			errs = append(errs, fmt.Errorf("reading flags: %w", err))
+// loadFlags merges the flags of fs the user changed.
+func (r *Registry) loadFlags(v *Values, fs *pflag.FlagSet) error {
+	fk := koanf.New(".")
+	var err error
+	// A nil koanf: flags the user did not change are dropped, so their
+	// defaults never override a file or the environment.
+	if e := fk.Load(posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		o, val, ok := flagOption(f)
+		if !ok || r.byFlag[o.Flag] != o {
+			return "", nil
 		}
-		v.merge(fk.All(), LayerFlag)
+		return o.Key, val
+	}), nil); e != nil {
+		err = fmt.Errorf("reading flags: %w", e)
 	}
+	v.merge(fk.All(), LayerFlag)
+	return err
+}
 
-	if len(s.Answers) > 0 {
-		m := map[string]any{}
-		for _, key := range slices.Sorted(mapsKeys(s.Answers)) {
-			o, ok := r.byKey[key]
-			if !ok {
-				if !s.Partial {
-					errs = append(errs, fmt.Errorf("setting %q: unknown key", key))
-				}
-				continue
-			}
-			if strings.TrimSpace(s.Answers[key]) == "" {
-				continue // left empty: keep the lower layers' value
-			}
-			x, err := o.Parse(s.Answers[key])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s (--%s): %w", o.Label, o.Flag, err))
-				continue
-			}
-			m[o.Key] = x
-		}
-		v.merge(m, LayerForm)
+// loadAnswers merges the guided setup's answers (an empty one keeps the
+// lower layers' value).
+func (r *Registry) loadAnswers(v *Values, answers map[string]string, partial bool) []error {
+	if len(answers) == 0 {
+		return nil
 	}
-	return v, errors.Join(errs...)
+	var errs []error
+	m := map[string]any{}
+	for _, key := range slices.Sorted(mapsKeys(answers)) {
+		o, ok := r.byKey[key]
+		if !ok {
+			if !partial {
+				errs = append(errs, fmt.Errorf("setting %q: unknown key", key))
+			}
+			continue
+		}
+		if strings.TrimSpace(answers[key]) == "" {
+			continue // left empty: keep the lower layers' value
+		}
+		x, err := o.Parse(answers[key])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s (--%s): %w", o.Label, o.Flag, err))
+			continue
+		}
+		m[o.Key] = x
+	}
+	v.merge(m, LayerForm)
+	return errs
 }
 
 // nonOptionEnv are LMBENCH_* variables that are not options (read elsewhere).

@@ -43,6 +43,10 @@ type Config struct {
 	// Tokenizer is what prompt lengths were counted in ("engine",
 	// "words"; "" when not recorded, as in a re-export).
 	Tokenizer string
+	// Sim are the built-in engine's settings (with --engine-url builtin),
+	// from the run's recorded configuration (SimSettings); the summary's
+	// config ends with them.
+	Sim []Setting
 }
 
 // Run identifies the run and says how it ended.
@@ -370,9 +374,10 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	return []byte(b.String())
 }
 
-// configJSON is the summary's config block: the original's keys.
+// configJSON is the summary's config block: the original's keys, then the
+// built-in engine's settings.
 func configJSON(cfg Config) []kv {
-	return []kv{
+	return append([]kv{
 		{"engine_url", cfg.EngineURL},
 		{"model", cfg.Model},
 		{"workload", cfg.Workload},
@@ -383,7 +388,7 @@ func configJSON(cfg Config) []kv {
 		{"export_csv", cfg.ExportCSV},
 		{"export_json", cfg.ExportJSON},
 		{"quiet", cfg.Quiet},
-	}
+	}, simMembers(cfg.Sim)...)
 }
 
 // resultsJSON is the summary's results block: the original's figures.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // status is GET /status in the shape of LMCache's MP server
@@ -47,19 +49,19 @@ type tierStatus struct {
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	tiers := s.engine.cache.snapshot()
+	tiers := s.engine.cache.Snapshot()
 	bs := int64(s.cfg.BlockSize)
 	sm := storageManager{Blend: s.cfg.Blend, BlendRecompute: s.cfg.BlendRecompute}
 	for _, t := range tiers {
-		sm.Tiers = append(sm.Tiers, tierStatus{Name: t.name, CapacityTokens: int64(t.capacityBlocks) * bs,
-			UsedTokens: int64(t.usedBlocks) * bs})
+		sm.Tiers = append(sm.Tiers, tierStatus{Name: t.Name, CapacityTokens: int64(t.CapacityBlocks) * bs,
+			UsedTokens: int64(t.UsedBlocks) * bs})
 	}
 	writeJSON(w, http.StatusOK, status{
 		IsHealthy: true, EngineType: "lmbench-sim", ChunkSize: s.cfg.BlockSize, HashAlgorithm: "fnv64a-chained",
 		ActiveSessions: s.engine.stats.running.Load(), RegisteredGPUIDs: []int{0},
 		CacheContextMeta: map[string]contextMeta{"0": {
 			ModelName: s.cfg.Model, WorldSize: s.cfg.WorldSize,
-			KVCacheLayout: kvCacheLayout{NumLayers: 32, NumBlocks: tiers[tierGPU].capacityBlocks, BlockSize: s.cfg.BlockSize,
+			KVCacheLayout: kvCacheLayout{NumLayers: 32, NumBlocks: tiers[prefixcache.GPU].CapacityBlocks, BlockSize: s.cfg.BlockSize,
 				CacheSizePerToken: s.cfg.CacheSizePerToken()},
 		}},
 		StorageManager: sm,
@@ -72,17 +74,17 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 // Faults.ResetNoop it answers 200 and clears nothing: a reset that did not
 // take, for the tools that check one.
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
-	tiers := []tier{tierGPU}
+	tiers := []prefixcache.Tier{prefixcache.GPU}
 	switch v := r.URL.Query().Get("tiers"); v {
 	case "", "gpu":
 	case "all":
-		tiers = []tier{tierGPU, tierCPU, tierDisk}
+		tiers = []prefixcache.Tier{prefixcache.GPU, prefixcache.CPU, prefixcache.Disk}
 	default:
 		writeError(w, badRequest("tiers: expected gpu or all, got %q", v))
 		return
 	}
 	if !s.cfg.Faults.ResetNoop {
-		s.engine.cache.reset(tiers...)
+		s.engine.cache.Reset(tiers...)
 	}
 	s.engine.stats.resets.Add(1)
 	w.WriteHeader(http.StatusOK)

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/spf13/pflag"
 )
 
 // Config is the simulated engine's cost model, KV-cache tiers, faults and
 // identity. Start from DefaultConfig; the zero value is not valid. Config
-// is comparable with ==; cmp.Diff needs cmpopts.IgnoreUnexported(sim.Config{})
-// for the flag prefix RegisterFlags records.
+// is comparable with ==. core/config declares its settings as options
+// (flags, keys, variables).
 type Config struct {
 	// Model is the one model name served; requests naming another get a 404.
 	Model string
@@ -68,10 +66,6 @@ type Config struct {
 
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
-
-	// flagPrefix ("--" plus RegisterFlags' prefix, empty before it is
-	// called) lets Validate name the flag the user typed, not the Go field.
-	flagPrefix string
 }
 
 // Faults are seeded failure rates, each the probability (0 to 1) that a
@@ -144,87 +138,34 @@ func DefaultConfig() Config {
 	}
 }
 
-// RegisterFlags binds the fields to flags named prefix+"model",
-// prefix+"prefill-per-token" and so on, with the current values as
-// defaults. Call it on a DefaultConfig.
-func (c *Config) RegisterFlags(fs *pflag.FlagSet, prefix string) {
-	c.flagPrefix = "--" + prefix
-	fs.StringVar(&c.Model, prefix+"model", c.Model,
-		"model name the simulated engine serves (requests naming another model get 404)")
-	fs.IntVar(&c.MaxModelLen, prefix+"max-model-len", c.MaxModelLen,
-		"largest prompt plus output, in tokens; longer requests get 400 as in vLLM")
-	fs.IntVar(&c.DefaultMaxTokens, prefix+"default-max-tokens", c.DefaultMaxTokens,
-		"output tokens generated when a request sets neither max_tokens nor max_completion_tokens")
-	fs.IntVar(&c.EOSAfter, prefix+"eos-after", c.EOSAfter,
-		"answers end at the end-of-sequence token after this many output tokens (finish_reason stop) unless the request sets ignore_eos, never before its min_tokens; 0 = every answer runs to max_tokens")
-	fs.DurationVar(&c.PrefillPerToken, prefix+"prefill-per-token", c.PrefillPerToken,
-		"GPU time to prefill one prompt token no cache tier holds; prefills run one at a time, in arrival order")
-	fs.DurationVar(&c.CPULoadPerToken, prefix+"cpu-load-per-token", c.CPULoadPerToken,
-		"GPU time to load one cached token from the CPU tier (GPU-tier hits are free)")
-	fs.DurationVar(&c.DiskLoadPerToken, prefix+"disk-load-per-token", c.DiskLoadPerToken,
-		"GPU time to load one cached token from the disk tier")
-	fs.DurationVar(&c.DecodePerToken, prefix+"decode-per-token", c.DecodePerToken,
-		"time between two output tokens of one request (decodes of different requests run as one batch, concurrently)")
-	fs.Float64Var(&c.TimeScale, prefix+"time-scale", c.TimeScale,
-		"multiplies every simulated delay: 1 = real time, 0.01 = 100x faster, 0 = no delays at all")
-	fs.IntVar(&c.BlockSize, prefix+"block-size", c.BlockSize,
-		"KV-cache block size in tokens (a token is one whitespace-separated word); only whole blocks are cached")
-	fs.IntVar(&c.TokensPerGB, prefix+"tokens-per-gb", c.TokensPerGB,
-		"tokens per GB of KV cache: converts the tier sizes to tokens; /status reports cache_size_per_token = 2^30 / (this x world size)")
-	fs.IntVar(&c.WorldSize, prefix+"world-size", c.WorldSize,
-		"tensor-parallel world size reported by /status")
-	fs.Float64Var(&c.GPUGB, prefix+"gpu-gb", c.GPUGB,
-		"GPU (HBM) KV-cache tier size in GB, LRU; 0 = off")
-	fs.Float64Var(&c.CPUGB, prefix+"cpu-gb", c.CPUGB,
-		"CPU (DRAM) tier size in GB, LRU; every computed block is also written here; blocks evicted from it are demoted to disk; 0 = off")
-	fs.Float64Var(&c.DiskGB, prefix+"disk-gb", c.DiskGB,
-		"disk tier size in GB, LRU; holds blocks demoted from the tiers above; 0 = off")
-	fs.BoolVar(&c.Blend, prefix+"blend", c.Blend,
-		"CacheBlend-style reuse: cached chunks found after the cached prefix are reused, not recomputed (except --"+prefix+"blend-recompute of their tokens)")
-	fs.Float64Var(&c.BlendRecompute, prefix+"blend-recompute", c.BlendRecompute,
-		"fraction of each blended chunk's tokens recomputed anyway (0 to 1)")
-	fs.StringVar(&c.Tokenizer, prefix+"tokenizer-mode", c.Tokenizer,
-		"words: a token is a whitespace-separated word; subword: a word of more than 3 characters costs 1-6 tokens (by its hash), "+
-			"the chat template adds 3 tokens per message and 2 for the generation prompt, /tokenize with add_special_tokens adds a BOS token")
-	fs.BoolVar(&c.NoTokenize, prefix+"no-tokenize", c.NoTokenize,
-		"answer /tokenize and /detokenize with 404, as an engine without them")
-	fs.Int64Var(&c.Faults.Seed, prefix+"fault-seed", c.Faults.Seed,
-		"seed of the fault draws (request n draws from (seed, n))")
-	fs.Float64Var(&c.Faults.HTTP500, prefix+"fault-http-500", c.Faults.HTTP500,
-		"fraction of requests answered with HTTP 500 at once")
-	fs.Float64Var(&c.Faults.CutStream, prefix+"fault-cut-stream", c.Faults.CutStream,
-		"fraction of requests whose connection is cut mid-way (after half the output tokens of a stream)")
-	fs.Float64Var(&c.Faults.MalformedSSE, prefix+"fault-malformed-sse", c.Faults.MalformedSSE,
-		"fraction of streams in which one token chunk is replaced by a line that is not valid JSON")
-	fs.Float64Var(&c.Faults.SlowFirstToken, prefix+"fault-slow-first-token", c.Faults.SlowFirstToken,
-		"fraction of requests whose first token is delayed by --"+prefix+"fault-slow-first-token-delay")
-	fs.DurationVar(&c.Faults.SlowFirstTokenDelay, prefix+"fault-slow-first-token-delay", c.Faults.SlowFirstTokenDelay,
-		"extra delay of a slow first token (scaled by the time scale)")
-	fs.Float64Var(&c.Faults.StallAfterHeaders, prefix+"fault-stall-after-headers", c.Faults.StallAfterHeaders,
-		"fraction of requests answered with 200 headers and then nothing, the connection kept open (a hung engine)")
-	fs.Float64Var(&c.Faults.StallMidStream, prefix+"fault-stall-mid-stream", c.Faults.StallMidStream,
-		"fraction of requests that stop sending after half the output tokens, the connection kept open")
-	fs.Float64Var(&c.Faults.HoldAfterDone, prefix+"fault-hold-after-done", c.Faults.HoldAfterDone,
-		"fraction of requests whose response is held open after [DONE] instead of ending (a proxy that keeps streams open)")
-	fs.IntVar(&c.Faults.DieAfter, prefix+"fault-die-after", c.Faults.DieAfter,
-		"kill the engine as the N-th completion request arrives: listener and every connection closed, later connections refused (0 = never)")
-	fs.BoolVar(&c.Faults.ResetNoop, prefix+"fault-reset-noop", c.Faults.ResetNoop,
-		"POST /reset_prefix_cache answers 200 but clears nothing (a reset that did not take)")
-	fs.BoolVar(&c.Faults.SlowHits, prefix+"fault-slow-hits", c.Faults.SlowHits,
-		"cached tokens cost as much as prefilled ones (still reported cached): hits that bring no TTFT gain")
+// FieldError is one invalid setting: Name is the setting as the flags
+// name it without a prefix ("gpu-gb"), Field the Go field ("GPUGB"),
+// Reason what is wrong with it and what is expected. Error names the Go
+// field; a caller that knows where the value came from names that instead.
+type FieldError struct {
+	Name, Field, Reason string
 }
 
-// Validate reports every invalid field, naming the flag when RegisterFlags
-// was called and the Go field otherwise.
+func (e *FieldError) Error() string { return "sim.Config." + e.Field + ": " + e.Reason }
+
+// Validate reports every invalid field, each a *FieldError, joined.
 func (c Config) Validate() error {
 	var errs []error
-	bad := func(flag, field, format string, args ...any) {
-		name := "sim.Config." + field
-		if c.flagPrefix != "" {
-			name = c.flagPrefix + flag
-		}
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{name}, args...)...))
+	bad := func(name, field, format string, args ...any) {
+		errs = append(errs, &FieldError{Name: name, Field: field, Reason: fmt.Sprintf(format, args...)})
 	}
+	c.checkRequests(bad)
+	c.checkTimes(bad)
+	c.checkCache(bad)
+	c.checkFaults(bad)
+	return errors.Join(errs...)
+}
+
+// complain records one invalid field for Validate.
+type complain func(name, field, format string, args ...any)
+
+// checkRequests checks the model and the request lengths.
+func (c Config) checkRequests(bad complain) {
 	if c.Model == "" {
 		bad("model", "Model", "must not be empty")
 	}
@@ -237,8 +178,12 @@ func (c Config) Validate() error {
 	if c.EOSAfter < 0 {
 		bad("eos-after", "EOSAfter", "must be >= 0 (0: no early end), got %d", c.EOSAfter)
 	}
+}
+
+// checkTimes checks the cost model's durations and the time scale.
+func (c Config) checkTimes(bad complain) {
 	for _, d := range []struct {
-		flag, field string
+		name, field string
 		v           time.Duration
 	}{
 		{"prefill-per-token", "PrefillPerToken", c.PrefillPerToken},
@@ -248,7 +193,7 @@ func (c Config) Validate() error {
 		{"fault-slow-first-token-delay", "Faults.SlowFirstTokenDelay", c.Faults.SlowFirstTokenDelay},
 	} {
 		if d.v < 0 {
-			bad(d.flag, d.field, "must be >= 0, got %v", d.v)
+			bad(d.name, d.field, "must be >= 0, got %v", d.v)
 		}
 	}
 	switch {
@@ -257,6 +202,12 @@ func (c Config) Validate() error {
 	case c.TimeScale < 0:
 		bad("time-scale", "TimeScale", "must be >= 0, got %v", c.TimeScale)
 	}
+}
+
+// checkCache checks the block size, the sizes of the tiers, tokens per
+// GB, the tokenizer mode and blending (in the order Validate always
+// reported them).
+func (c Config) checkCache(bad complain) {
 	if c.BlockSize < 1 {
 		bad("block-size", "BlockSize", "must be >= 1, got %d", c.BlockSize)
 	}
@@ -274,17 +225,17 @@ func (c Config) Validate() error {
 		}
 	}
 	for _, t := range []struct {
-		flag, field string
+		name, field string
 		gb          float64
 	}{{"gpu-gb", "GPUGB", c.GPUGB}, {"cpu-gb", "CPUGB", c.CPUGB}, {"disk-gb", "DiskGB", c.DiskGB}} {
 		switch {
 		case math.IsNaN(t.gb) || math.IsInf(t.gb, 0) || t.gb < 0:
-			bad(t.flag, t.field, "must be 0 (off) or a positive number of GB, got %v", t.gb)
+			bad(t.name, t.field, "must be 0 (off) or a positive number of GB, got %v", t.gb)
 		case t.gb > 0 && c.BlockSize >= 1 && c.TokensPerGB >= 1 && c.tierBlocks(t.gb) < 1:
-			bad(t.flag, t.field, "%v GB holds less than one %d-token block at %d tokens per GB; use 0 (off) or at least %v",
+			bad(t.name, t.field, "%v GB holds less than one %d-token block at %d tokens per GB; use 0 (off) or at least %v",
 				t.gb, c.BlockSize, c.TokensPerGB, float64(c.BlockSize)/float64(c.TokensPerGB))
 		case t.gb*float64(max(c.TokensPerGB, 1)) > 1<<40:
-			bad(t.flag, t.field, "%v GB is more than the simulator can track (2^40 tokens)", t.gb)
+			bad(t.name, t.field, "%v GB is more than the simulator can track (2^40 tokens)", t.gb)
 		}
 	}
 	if err := checkTokenizerMode(c.Tokenizer); err != nil {
@@ -293,8 +244,12 @@ func (c Config) Validate() error {
 	if math.IsNaN(c.BlendRecompute) || c.BlendRecompute < 0 || c.BlendRecompute > 1 {
 		bad("blend-recompute", "BlendRecompute", "must be between 0 and 1, got %v", c.BlendRecompute)
 	}
+}
+
+// checkFaults checks the fault rates and the kill count.
+func (c Config) checkFaults(bad complain) {
 	for _, f := range []struct {
-		flag, field string
+		name, field string
 		v           float64
 	}{
 		{"fault-http-500", "Faults.HTTP500", c.Faults.HTTP500},
@@ -306,13 +261,12 @@ func (c Config) Validate() error {
 		{"fault-hold-after-done", "Faults.HoldAfterDone", c.Faults.HoldAfterDone},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
-			bad(f.flag, f.field, "must be a fraction between 0 and 1, got %v", f.v)
+			bad(f.name, f.field, "must be a fraction between 0 and 1, got %v", f.v)
 		}
 	}
 	if c.Faults.DieAfter < 0 {
 		bad("fault-die-after", "Faults.DieAfter", "must be >= 0 (0 = never), got %d", c.Faults.DieAfter)
 	}
-	return errors.Join(errs...)
 }
 
 // CacheSizePerToken is the KV-cache bytes per token /status reports:

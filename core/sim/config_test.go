@@ -1,14 +1,13 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/pflag"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -83,66 +82,32 @@ func TestValidateAllowsCachingOff(t *testing.T) {
 	}
 }
 
-func TestRegisterFlags(t *testing.T) {
+// Validate's errors are FieldErrors naming the setting as a flag would
+// and the Go field, in the order of the fields.
+func TestValidateFieldErrors(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	cfg.RegisterFlags(fs, "sim-")
-	err := fs.Parse([]string{
-		"--sim-model=m1", "--sim-prefill-per-token=1ms", "--sim-decode-per-token=2ms",
-		"--sim-time-scale=0.5", "--sim-block-size=8", "--sim-default-max-tokens=3",
-		"--sim-cpu-load-per-token=3us", "--sim-disk-load-per-token=7us", "--sim-tokens-per-gb=4096", "--sim-world-size=2",
-		"--sim-gpu-gb=1.5", "--sim-cpu-gb=4", "--sim-disk-gb=16", "--sim-blend", "--sim-blend-recompute=0.2",
-		"--sim-max-model-len=1000", "--sim-fault-seed=9", "--sim-fault-http-500=0.1", "--sim-fault-cut-stream=0.2",
-		"--sim-fault-malformed-sse=0.3", "--sim-fault-slow-first-token=0.4", "--sim-fault-slow-first-token-delay=1s",
-		"--sim-fault-stall-after-headers=0.5", "--sim-fault-stall-mid-stream=0.6", "--sim-fault-hold-after-done=0.7",
-		"--sim-fault-die-after=12", "--sim-tokenizer-mode=subword", "--sim-no-tokenize",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Config{
-		Model: "m1", PrefillPerToken: time.Millisecond, DecodePerToken: 2 * time.Millisecond,
-		TimeScale: 0.5, BlockSize: 8, DefaultMaxTokens: 3,
-		CPULoadPerToken: 3 * time.Microsecond, DiskLoadPerToken: 7 * time.Microsecond, TokensPerGB: 4096, WorldSize: 2,
-		GPUGB: 1.5, CPUGB: 4, DiskGB: 16, Blend: true, BlendRecompute: 0.2, MaxModelLen: 1000,
-		Tokenizer: TokenizerSubword, NoTokenize: true,
-		Faults: Faults{Seed: 9, HTTP500: 0.1, CutStream: 0.2, MalformedSSE: 0.3, SlowFirstToken: 0.4, SlowFirstTokenDelay: time.Second,
-			StallAfterHeaders: 0.5, StallMidStream: 0.6, HoldAfterDone: 0.7, DieAfter: 12},
-	}
-	if diff := cmp.Diff(want, cfg, cmpopts.IgnoreUnexported(Config{})); diff != "" {
-		t.Errorf("config after parsing flags (-want +got):\n%s", diff)
-	}
-
-	unprefixed := DefaultConfig()
-	fs = pflag.NewFlagSet("test", pflag.ContinueOnError)
-	unprefixed.RegisterFlags(fs, "")
-	for _, name := range []string{"model", "prefill-per-token", "decode-per-token", "time-scale",
-		"block-size", "gpu-gb", "cpu-gb", "disk-gb", "tokens-per-gb", "blend", "default-max-tokens",
-		"fault-stall-after-headers", "fault-stall-mid-stream", "fault-hold-after-done", "fault-die-after"} {
-		if fs.Lookup(name) == nil {
-			t.Errorf("RegisterFlags(fs, \"\") did not register --%s", name)
-		}
-	}
-}
-
-func TestValidateNamesTheFlag(t *testing.T) {
-	t.Parallel()
-	cfg := DefaultConfig()
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	cfg.RegisterFlags(fs, "sim-")
-	if err := fs.Parse([]string{"--sim-time-scale=-1", "--sim-block-size=0"}); err != nil {
-		t.Fatal(err)
-	}
+	cfg.TimeScale, cfg.BlockSize = -1, 0
 	err := cfg.Validate()
 	if err == nil {
-		t.Fatal("Validate() = nil, want errors for --sim-time-scale and --sim-block-size")
+		t.Fatal("Validate() = nil, want errors for TimeScale and BlockSize")
 	}
-	want := "--sim-time-scale: must be >= 0, got -1\n--sim-block-size: must be >= 1, got 0"
-	if diff := cmp.Diff(want, err.Error()); diff != "" {
-		t.Errorf("Validate() error (-want +got):\n%s", diff)
+	var got []FieldError
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%v is not a *FieldError", e)
+		}
+		got = append(got, *fe)
 	}
-	if _, err := New(cfg, nopLogger()); err == nil || !strings.Contains(err.Error(), "--sim-time-scale") {
-		t.Errorf("New with invalid config: err = %v, want it to name --sim-time-scale", err)
+	want := []FieldError{
+		{Name: "time-scale", Field: "TimeScale", Reason: "must be >= 0, got -1"},
+		{Name: "block-size", Field: "BlockSize", Reason: "must be >= 1, got 0"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Validate() errors (-want +got):\n%s", diff)
+	}
+	if _, err := New(cfg, nopLogger()); err == nil || !strings.Contains(err.Error(), "sim.Config.TimeScale") {
+		t.Errorf("New with invalid config: err = %v, want it to name sim.Config.TimeScale", err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 func TestPrefillCost(t *testing.T) {
@@ -61,18 +63,18 @@ func TestCostModelByTier(t *testing.T) {
 		t.Errorf("cold: cached %d, cost %v; want 0, %v", g.cachedTokens, g.prefillCost, 1026*cfg.PrefillPerToken)
 	}
 	g = gen(t, e, doc("a")+q+" again")
-	if g.cachedBy != [numTiers]int{1024, 0, 0} || g.prefillCost != 3*cfg.PrefillPerToken {
+	if g.cachedBy != [prefixcache.NumTiers]int{1024, 0, 0} || g.prefillCost != 3*cfg.PrefillPerToken {
 		t.Errorf("GPU hit: cached by tier %v, cost %v; want [1024 0 0], %v", g.cachedBy, g.prefillCost, 3*cfg.PrefillPerToken)
 	}
 	gen(t, e, doc("b")+q) // the GPU now holds b; the CPU a and b
 	g = gen(t, e, doc("a")+q)
-	if want := 1024*cfg.CPULoadPerToken + 2*cfg.PrefillPerToken; g.cachedBy != [numTiers]int{0, 1024, 0} || g.prefillCost != want {
+	if want := 1024*cfg.CPULoadPerToken + 2*cfg.PrefillPerToken; g.cachedBy != [prefixcache.NumTiers]int{0, 1024, 0} || g.prefillCost != want {
 		t.Errorf("CPU hit: cached by tier %v, cost %v; want [0 1024 0], %v", g.cachedBy, g.prefillCost, want)
 	}
 	gen(t, e, doc("c")+q) // CPU: a, c ... b demoted to disk
 	gen(t, e, doc("d")+q) // CPU: c, d; a demoted to disk
 	g = gen(t, e, doc("a")+q)
-	if want := 1024*cfg.DiskLoadPerToken + 2*cfg.PrefillPerToken; g.cachedBy != [numTiers]int{0, 0, 1024} || g.prefillCost != want {
+	if want := 1024*cfg.DiskLoadPerToken + 2*cfg.PrefillPerToken; g.cachedBy != [prefixcache.NumTiers]int{0, 0, 1024} || g.prefillCost != want {
 		t.Errorf("disk hit: cached by tier %v, cost %v; want [0 0 1024], %v", g.cachedBy, g.prefillCost, want)
 	}
 	if g.cachedTokens != 1024 {

@@ -7,9 +7,8 @@
 //
 // # Starting
 //
-//	cfg := sim.DefaultConfig()
-//	cfg.RegisterFlags(fs, "sim-") // optional: --sim-prefill-per-token etc.
-//	// ... parse flags, then:
+//	cfg := sim.DefaultConfig() // or config.SimConfig: from flags, keys, variables
+//	cfg.GPUGB = 1
 //	srv, err := sim.New(cfg, logger) // validates cfg
 //	if err != nil { ... }
 //	defer srv.Close()

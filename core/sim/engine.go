@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // Tokens are whitespace-separated words: tokenize is the simulator's whole
@@ -83,7 +85,7 @@ func (q *gpuQueue) release() {
 // tokens.
 type engine struct {
 	cfg   Config
-	cache *kvCache
+	cache *prefixcache.Cache
 	gpu   gpuQueue
 	stats engineStats
 
@@ -114,14 +116,19 @@ type engineStats struct {
 }
 
 func newEngine(cfg Config) *engine {
-	return &engine{cfg: cfg, cache: newKVCache(cfg), stats: engineStats{latency: newLatencies(cfg.Model)}}
+	return &engine{cfg: cfg, cache: newCache(cfg), stats: engineStats{latency: newLatencies(cfg.Model)}}
+}
+
+// newCache returns the KV cache cfg's tiers describe.
+func newCache(cfg Config) *prefixcache.Cache {
+	return prefixcache.New(cfg.BlockSize, [prefixcache.NumTiers]int{cfg.tierBlocks(cfg.GPUGB), cfg.tierBlocks(cfg.CPUGB), cfg.tierBlocks(cfg.DiskGB)})
 }
 
 // generation is what one request cost and produced.
 type generation struct {
 	promptTokens     int
 	cachedTokens     int // prefix tokens found in any tier
-	cachedBy         [numTiers]int
+	cachedBy         [prefixcache.NumTiers]int
 	blendTokens      int           // tokens reused by blending (not in cachedTokens)
 	prefillCost      time.Duration // modelled GPU time of the prefill, before TimeScale
 	completionTokens int
@@ -140,11 +147,11 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 	arrived := time.Now()
 	g := generation{promptTokens: len(prompt)}
 	// Tokenizer work, off the GPU.
-	hashes := blockHashes(prompt, e.cfg.BlockSize)
+	hashes := prefixcache.BlockHashes(prompt, e.cfg.BlockSize)
 	var windows, chunks []uint64
 	if e.cfg.Blend {
-		windows = windowHashes(prompt, e.cfg.BlockSize)
-		chunks = alignedChunks(windows, e.cfg.BlockSize)
+		windows = prefixcache.WindowHashes(prompt, e.cfg.BlockSize)
+		chunks = prefixcache.AlignedChunks(windows, e.cfg.BlockSize)
 	}
 
 	e.stats.waiting.Add(1)
@@ -207,26 +214,26 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 
 // prefill models the GPU computing the prompt's KV cache; the caller holds
 // the GPU. It fills in g's cache counts.
-func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, hashes []blockHash, windows, chunks []uint64) error {
+func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, hashes []prefixcache.BlockHash, windows, chunks []uint64) error {
 	bs := e.cfg.BlockSize
 	// The last prompt token is always computed, as in vLLM: its logits give
 	// the first output token. So a block holding it cannot be a hit.
 	matchable := min((len(prompt)-1)/bs, len(hashes))
-	r := e.cache.lookup(hashes, matchable, windows, len(prompt)-1)
-	for t := range numTiers {
-		g.cachedBy[t] = tokensFrom(r.prefix, t, bs)
+	r := e.cache.Lookup(hashes, matchable, windows, len(prompt)-1)
+	for t := range prefixcache.NumTiers {
+		g.cachedBy[t] = prefixcache.TokensFrom(r.Prefix, t, bs)
 		g.cachedTokens += g.cachedBy[t]
 	}
-	g.blendTokens = r.blendTokens
-	blendBy := [numTiers]int{}
-	for t := range numTiers {
-		blendBy[t] = tokensFrom(r.blend, t, bs)
+	g.blendTokens = r.BlendTokens
+	blendBy := [prefixcache.NumTiers]int{}
+	for t := range prefixcache.NumTiers {
+		blendBy[t] = prefixcache.TokensFrom(r.Blend, t, bs)
 	}
 	computed := len(prompt) - g.cachedTokens - g.blendTokens
 	recomputed := int(math.Round(float64(g.blendTokens) * e.cfg.BlendRecompute))
 
-	g.prefillCost = e.cfg.prefillCost(computed, g.blendTokens, g.cachedBy[tierCPU]+blendBy[tierCPU],
-		g.cachedBy[tierDisk]+blendBy[tierDisk])
+	g.prefillCost = e.cfg.prefillCost(computed, g.blendTokens, g.cachedBy[prefixcache.CPU]+blendBy[prefixcache.CPU],
+		g.cachedBy[prefixcache.Disk]+blendBy[prefixcache.Disk])
 	if e.cfg.Faults.SlowHits {
 		g.prefillCost = e.cfg.prefillCost(len(prompt), 0, 0, 0)
 	}
@@ -234,16 +241,16 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 		return err
 	}
 
-	e.cache.commit(r, hashes, chunks)
-	if e.cache.tiers[tierGPU] != nil {
+	e.cache.Commit(r, hashes, chunks)
+	if e.cache.On(prefixcache.GPU) {
 		e.stats.cacheQueries.Add(int64(len(prompt)))
-		e.stats.cacheHits.Add(int64(g.cachedBy[tierGPU]))
+		e.stats.cacheHits.Add(int64(g.cachedBy[prefixcache.GPU]))
 	}
-	if e.cache.tiers[tierCPU] != nil || e.cache.tiers[tierDisk] != nil {
+	if e.cache.On(prefixcache.CPU) || e.cache.On(prefixcache.Disk) {
 		// What the GPU did not hold is asked of the connector, as vLLM
 		// asks LMCache for the tokens past its own hit.
 		e.stats.externalRequests.Add(1)
-		e.stats.externalQueries.Add(int64(len(prompt) - g.cachedBy[tierGPU]))
+		e.stats.externalQueries.Add(int64(len(prompt) - g.cachedBy[prefixcache.GPU]))
 	}
 	e.stats.promptTokens.Add(int64(len(prompt)))
 	e.stats.computedTokens.Add(int64(computed))

@@ -275,20 +275,3 @@ func chatBody(content string, extra string) string {
 	}
 	return fmt.Sprintf(`{"model":"lmbench-sim","messages":[{"role":"user","content":%s}]%s}`, msg, extra)
 }
-
-// on reports whether any tier is on.
-func (c *kvCache) on() bool {
-	for _, l := range c.tiers {
-		if l != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// tierOf reports the fastest tier holding a prefix block.
-func (c *kvCache) tierOf(h blockHash) tier {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.find(key{hash: uint64(h)})
-}

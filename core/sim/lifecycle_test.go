@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 func TestStartRefusesNonLoopback(t *testing.T) {
@@ -252,7 +254,7 @@ func TestMetricsLedger(t *testing.T) {
 	var sum float64
 	sum += cached("cold")
 	sum += cached("warm from the GPU tier")
-	s.engine.cache.reset(tierGPU)
+	s.engine.cache.Reset(prefixcache.GPU)
 	sum += cached("warm from the CPU tier")
 	m := metrics(t, url)
 	want := map[string]float64{

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // vLLM's histogram buckets (vllm/v1/metrics/loggers.py), so that a scraper's
@@ -71,93 +73,118 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeBy
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.s
+	e := emitter{ch: ch, labels: engineLabels(s.cfg.Model)}
+	tiers := s.engine.cache.Snapshot()
+	c.collectVLLM(e, tiers)
+	if tiers[prefixcache.CPU].On || tiers[prefixcache.Disk].On {
+		c.collectExternal(e, tiers)
+	}
+	c.collectTiers(e, tiers)
 	st := &s.engine.stats
-	constLabels := engineLabels(s.cfg.Model)
-	emit := func(name, help string, typ prometheus.ValueType, value float64, labels ...string) {
-		var names []string
-		var values []string
-		for i := 0; i+1 < len(labels); i += 2 {
-			names = append(names, labels[i])
-			values = append(values, labels[i+1])
-		}
-		d := prometheus.NewDesc(name, help, names, constLabels)
-		ch <- prometheus.MustNewConstMetric(d, typ, value, values...)
+	e.counter("lmbench_sim:prefill_computed_tokens_total",
+		"Prompt tokens no tier held, prefilled on the GPU.", st.computedTokens.Load())
+	e.counter("lmbench_sim:blend_recomputed_tokens_total",
+		"Tokens of blended chunks recomputed anyway (the blend recompute fraction).", st.blendRecomputed.Load())
+	for f := range numFaults {
+		e.counter("lmbench_sim:faults_total", "Injected faults, by kind.", st.faults[f].Load(), "kind", faultNames[f])
 	}
-	counter := func(name, help string, v int64, labels ...string) {
-		emit(name, help, prometheus.CounterValue, float64(v), labels...)
-	}
-	gauge := func(name, help string, v float64, labels ...string) {
-		emit(name, help, prometheus.GaugeValue, v, labels...)
-	}
+	e.counter("lmbench_sim:resets_total", "POST /reset_prefix_cache calls answered, by whether they cleared.",
+		st.resets.Load(), "cleared", strconv.FormatBool(!s.cfg.Faults.ResetNoop))
+}
 
-	bs := int64(s.cfg.BlockSize)
-	tiers := s.engine.cache.snapshot()
-	gpu := tiers[tierGPU]
+// emitter sends constant metrics with the engine's labels, each with its
+// own label pairs (name, value, name, value, ...).
+type emitter struct {
+	ch     chan<- prometheus.Metric
+	labels prometheus.Labels
+}
+
+func (e emitter) emit(name, help string, typ prometheus.ValueType, value float64, labels ...string) {
+	var names, values []string
+	for i := 0; i+1 < len(labels); i += 2 {
+		names = append(names, labels[i])
+		values = append(values, labels[i+1])
+	}
+	d := prometheus.NewDesc(name, help, names, e.labels)
+	e.ch <- prometheus.MustNewConstMetric(d, typ, value, values...)
+}
+
+func (e emitter) counter(name, help string, v int64, labels ...string) {
+	e.emit(name, help, prometheus.CounterValue, float64(v), labels...)
+}
+
+func (e emitter) gauge(name, help string, v float64, labels ...string) {
+	e.emit(name, help, prometheus.GaugeValue, v, labels...)
+}
+
+// collectVLLM emits vLLM's own series: the queue, the GPU tier's usage
+// and prefix-cache counters, the token and request counts.
+func (c *collector) collectVLLM(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
+	st := &c.s.engine.stats
+	gpu := tiers[prefixcache.GPU]
 	usage := 0.0
-	if gpu.capacityBlocks > 0 {
-		usage = float64(gpu.usedBlocks) / float64(gpu.capacityBlocks)
+	if gpu.CapacityBlocks > 0 {
+		usage = float64(gpu.UsedBlocks) / float64(gpu.CapacityBlocks)
 	}
-
-	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(st.running.Load()))
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(st.waiting.Load()))
-	gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", usage)
-	counter("vllm:prefix_cache_queries_total",
+	e.gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(st.running.Load()))
+	e.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", float64(st.waiting.Load()))
+	e.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", usage)
+	e.counter("vllm:prefix_cache_queries_total",
 		"Prefix cache queries, in terms of number of queried tokens.", st.cacheQueries.Load())
-	counter("vllm:prefix_cache_hits_total",
+	e.counter("vllm:prefix_cache_hits_total",
 		"Prefix cache hits, in terms of number of cached tokens.", st.cacheHits.Load())
 	// The simulator never preempts (a request keeps its blocks until it
 	// ends); the series is there, at 0, as on an engine with room.
-	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
-	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.promptTokens.Load())
-	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.generationTokens.Load())
+	e.counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", 0)
+	e.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", st.promptTokens.Load())
+	e.counter("vllm:generation_tokens_total", "Number of generation tokens processed.", st.generationTokens.Load())
 	stopped := st.requestsStopped.Load()
-	counter("vllm:request_success_total", "Count of successfully processed requests.",
+	e.counter("vllm:request_success_total", "Count of successfully processed requests.",
 		st.requestsDone.Load()-stopped, "finished_reason", "length")
-	if s.cfg.EOSAfter > 0 { // answers may end at the EOS token
-		counter("vllm:request_success_total", "Count of successfully processed requests.",
+	if c.s.cfg.EOSAfter > 0 { // answers may end at the EOS token
+		e.counter("vllm:request_success_total", "Count of successfully processed requests.",
 			stopped, "finished_reason", "stop")
 	}
+}
 
-	if lower := tiers[tierCPU].on || tiers[tierDisk].on; lower {
-		external := (tiers[tierCPU].counters.hits + tiers[tierDisk].counters.hits) * bs
-		counter("vllm:external_prefix_cache_queries_total",
-			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
-			st.externalQueries.Load())
-		counter("vllm:external_prefix_cache_hits_total",
-			"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
-			external)
-		counter("lmcache:num_retrieve_requests_total", "Total number of retrieve requests sent to lmcache.",
-			st.externalRequests.Load())
-		counter("lmcache:num_requested_tokens_total", "Total number of tokens requested from lmcache.",
-			st.externalQueries.Load())
-		counter("lmcache:num_hit_tokens_total", "Total number of tokens hit in lmcache.", external)
-	}
+// collectExternal emits what a KV connector (LMCache) reports of the CPU
+// and disk tiers.
+func (c *collector) collectExternal(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
+	st := &c.s.engine.stats
+	external := (tiers[prefixcache.CPU].Counters.Hits + tiers[prefixcache.Disk].Counters.Hits) * int64(c.s.cfg.BlockSize)
+	e.counter("vllm:external_prefix_cache_queries_total",
+		"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+		st.externalQueries.Load())
+	e.counter("vllm:external_prefix_cache_hits_total",
+		"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+		external)
+	e.counter("lmcache:num_retrieve_requests_total", "Total number of retrieve requests sent to lmcache.",
+		st.externalRequests.Load())
+	e.counter("lmcache:num_requested_tokens_total", "Total number of tokens requested from lmcache.",
+		st.externalQueries.Load())
+	e.counter("lmcache:num_hit_tokens_total", "Total number of tokens hit in lmcache.", external)
+}
 
+// collectTiers emits each tier's capacity, use and traffic.
+func (c *collector) collectTiers(e emitter, tiers [prefixcache.NumTiers]prefixcache.State) {
+	bs := int64(c.s.cfg.BlockSize)
 	for _, t := range tiers {
-		tier := []string{"tier", t.name}
-		gauge("lmbench_sim:kv_capacity_tokens", "Tier capacity in tokens (0: tier off).",
-			float64(int64(t.capacityBlocks)*bs), tier...)
-		gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.usedBlocks)*bs), tier...)
-		counter("lmbench_sim:kv_prefix_hit_tokens_total",
-			"Prefix tokens found in the tier (the fastest tier holding them).", t.counters.hits*bs, tier...)
-		counter("lmbench_sim:kv_blend_hit_tokens_total",
-			"Tokens of blended (non-prefix) chunks found in the tier.", t.counters.blendHits*bs, tier...)
-		counter("lmbench_sim:kv_loaded_tokens_total",
-			"Tokens loaded from the tier into the GPU (promoted).", t.counters.promoted*bs, tier...)
-		counter("lmbench_sim:kv_stored_tokens_total",
-			"Tokens inserted into the tier (written, promoted or demoted in).", t.counters.stored*bs, tier...)
-		counter("lmbench_sim:kv_demoted_tokens_total",
-			"Tokens demoted into the tier from the tier above.", t.counters.demotedIn*bs, tier...)
-		counter("lmbench_sim:kv_evicted_tokens_total",
-			"Tokens evicted from the tier (least recently used first).", t.counters.evicted*bs, tier...)
+		tier := []string{"tier", t.Name}
+		e.gauge("lmbench_sim:kv_capacity_tokens", "Tier capacity in tokens (0: tier off).",
+			float64(int64(t.CapacityBlocks)*bs), tier...)
+		e.gauge("lmbench_sim:kv_used_tokens", "Tokens held by the tier.", float64(int64(t.UsedBlocks)*bs), tier...)
+		for _, m := range []struct {
+			name, help string
+			blocks     int64
+		}{
+			{"lmbench_sim:kv_prefix_hit_tokens_total", "Prefix tokens found in the tier (the fastest tier holding them).", t.Counters.Hits},
+			{"lmbench_sim:kv_blend_hit_tokens_total", "Tokens of blended (non-prefix) chunks found in the tier.", t.Counters.BlendHits},
+			{"lmbench_sim:kv_loaded_tokens_total", "Tokens loaded from the tier into the GPU (promoted).", t.Counters.Promoted},
+			{"lmbench_sim:kv_stored_tokens_total", "Tokens inserted into the tier (written, promoted or demoted in).", t.Counters.Stored},
+			{"lmbench_sim:kv_demoted_tokens_total", "Tokens demoted into the tier from the tier above.", t.Counters.DemotedIn},
+			{"lmbench_sim:kv_evicted_tokens_total", "Tokens evicted from the tier (least recently used first).", t.Counters.Evicted},
+		} {
+			e.counter(m.name, m.help, m.blocks*bs, tier...)
+		}
 	}
-	counter("lmbench_sim:prefill_computed_tokens_total",
-		"Prompt tokens no tier held, prefilled on the GPU.", st.computedTokens.Load())
-	counter("lmbench_sim:blend_recomputed_tokens_total",
-		"Tokens of blended chunks recomputed anyway (the blend recompute fraction).", st.blendRecomputed.Load())
-	for f := range numFaults {
-		counter("lmbench_sim:faults_total", "Injected faults, by kind.", st.faults[f].Load(), "kind", faultNames[f])
-	}
-	counter("lmbench_sim:resets_total", "POST /reset_prefix_cache calls answered, by whether they cleared.",
-		st.resets.Load(), "cleared", strconv.FormatBool(!s.cfg.Faults.ResetNoop))
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
 
 // Server is the simulated engine behind its HTTP API. Create it with New;
@@ -273,16 +275,7 @@ func (s *Server) checkModel(model string) *apiError {
 // complete runs a chat (chat true) or text completion and writes the
 // response, streamed or whole, injecting the request's faults.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prompt []string, chat bool) {
-	maxTokens, apiErr := p.resolve(s.cfg)
-	switch {
-	case apiErr != nil:
-	case len(prompt) == 0:
-		apiErr = badRequest("the prompt has no tokens (a token is a whitespace-separated word)")
-	case len(prompt)+maxTokens > s.cfg.MaxModelLen:
-		apiErr = badRequest("This model's maximum context length is %d tokens. However, you requested %d tokens "+
-			"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			s.cfg.MaxModelLen, len(prompt)+maxTokens, len(prompt), maxTokens)
-	}
+	maxTokens, apiErr := s.checkLength(p, prompt)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
@@ -293,16 +286,72 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		s.die()
 		s.dropIfDead()
 	}
-	st := &s.engine.stats
-	ctx := r.Context()
-	if faults[faultHTTP500] {
-		st.faults[faultHTTP500].Add(1)
-		writeError(w, &apiError{status: http.StatusInternalServerError, message: "simulated fault: internal server error"})
+	if s.failEarly(r.Context(), w, p.Stream, faults) {
 		return
 	}
-	if faults[faultStallAfterHeaders] {
+	c := &completion{s: s, w: w, ctx: r.Context(), p: p, prompt: prompt, maxTokens: maxTokens,
+		cut: faults[faultCutStream], malformed: faults[faultMalformedSSE] && p.Stream,
+		stall: faults[faultStallMidStream] && !faults[faultCutStream], hold: faults[faultHoldAfterDone]}
+	if faults[faultSlowFirstToken] {
+		s.engine.stats.faults[faultSlowFirstToken].Add(1)
+		c.slowFirst = s.cfg.Faults.SlowFirstTokenDelay
+	}
+	idPrefix := "cmpl-"
+	if chat {
+		idPrefix = "chatcmpl-"
+	}
+	c.rep = reply{chat: chat, stop: stopEarly, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
+	var g generation
+	var started bool
+	var err error
+	if p.Stream {
+		g, started, err = c.stream()
+	} else {
+		g, err = c.whole()
+	}
+	s.dropIfDead()
+	if stopEarly && g.completionTokens == maxTokens {
+		s.engine.stats.requestsStopped.Add(1)
+	}
+	if err != nil && !started {
+		// Nobody may be listening (the client hung up), but if someone is
+		// (Close cancelled the request), say why.
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, message: "request cancelled: " + err.Error()})
+	}
+	// Debug even on error: a client hanging up is routine.
+	s.log.Debug().Err(err).Str("id", c.rep.id).Int("prompt_tokens", g.promptTokens).Int("cached_tokens", g.cachedTokens).
+		Int("cpu_tokens", g.cachedBy[prefixcache.CPU]).Int("disk_tokens", g.cachedBy[prefixcache.Disk]).Int("blend_tokens", g.blendTokens).
+		Int("completion_tokens", g.completionTokens).Dur("queued", g.queued).Dur("ttft", g.firstToken).
+		Msg("request")
+}
+
+// checkLength resolves the output length and refuses a request with no
+// prompt or one longer than the model's context.
+func (s *Server) checkLength(p params, prompt []string) (int, *apiError) {
+	maxTokens, apiErr := p.resolve(s.cfg)
+	switch {
+	case apiErr != nil:
+	case len(prompt) == 0:
+		apiErr = badRequest("the prompt has no tokens (a token is a whitespace-separated word)")
+	case len(prompt)+maxTokens > s.cfg.MaxModelLen:
+		apiErr = badRequest("This model's maximum context length is %d tokens. However, you requested %d tokens "+
+			"(%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.cfg.MaxModelLen, len(prompt)+maxTokens, len(prompt), maxTokens)
+	}
+	return maxTokens, apiErr
+}
+
+// failEarly answers the faults that strike before the request is queued
+// (an HTTP 500, a stall after the headers), reporting whether one did.
+func (s *Server) failEarly(ctx context.Context, w http.ResponseWriter, stream bool, faults faultSet) bool {
+	st := &s.engine.stats
+	switch {
+	case faults[faultHTTP500]:
+		st.faults[faultHTTP500].Add(1)
+		writeError(w, &apiError{status: http.StatusInternalServerError, message: "simulated fault: internal server error"})
+	case faults[faultStallAfterHeaders]:
 		st.faults[faultStallAfterHeaders].Add(1)
-		if p.Stream {
+		if stream {
 			newSSE(w).start()
 		} else {
 			w.Header().Set("Content-Type", "application/json")
@@ -311,114 +360,110 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 		_ = http.NewResponseController(w).Flush()
 		<-ctx.Done() // the client leaves, or the server closes
 		s.dropIfDead()
-		return
+	default:
+		return false
 	}
-	var slowFirst time.Duration
-	if faults[faultSlowFirstToken] {
-		st.faults[faultSlowFirstToken].Add(1)
-		slowFirst = s.cfg.Faults.SlowFirstTokenDelay
-	}
-	cut := faults[faultCutStream]
-	malformed := faults[faultMalformedSSE] && p.Stream
-	stall := faults[faultStallMidStream] && !cut
-	hold := faults[faultHoldAfterDone]
-	// hang keeps the response open, unfinished, until the client leaves
-	// or the server closes.
-	hang := func(f fault) error {
-		st.faults[f].Add(1)
-		<-ctx.Done()
-		return ctx.Err()
-	}
+	return true
+}
 
-	idPrefix := "cmpl-"
-	if chat {
-		idPrefix = "chatcmpl-"
-	}
-	rep := reply{chat: chat, stop: stopEarly, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
+// completion is one completion request being answered: what it asks, the
+// faults it drew that strike while it is written, and its reply.
+type completion struct {
+	s         *Server
+	w         http.ResponseWriter
+	ctx       context.Context
+	p         params
+	prompt    []string
+	maxTokens int
+	slowFirst time.Duration
+	// cut, malformed, stall and hold are the faults drawn (malformed only
+	// for a stream; stall not when cut wins).
+	cut, malformed, stall, hold bool
+	rep                         reply
+}
 
-	var g generation
-	var err error
-	var out *sse
-	if p.Stream {
-		out = newSSE(w)
-		cutAt, badAt := maxTokens/2, maxTokens/2 // cut after half the tokens; corrupt the middle one
-		g, err = s.engine.generate(ctx, prompt, maxTokens, slowFirst, func(k int, text string) error {
-			if cut && k == max(cutAt, 1) {
-				st.faults[faultCutStream].Add(1)
-				panic(http.ErrAbortHandler) // net/http drops the connection, unterminated
-			}
-			if stall && k == max(cutAt, 1) {
-				return hang(faultStallMidStream)
-			}
-			if k == 0 && chat {
-				if err := out.send(rep.roleChunk()); err != nil {
-					return err
-				}
-			}
-			if malformed && k == badAt {
-				st.faults[faultMalformedSSE].Add(1)
-				return out.write([]byte(`data: {"id":"` + rep.id + `","object":` + "\n\n"))
-			}
-			return out.send(rep.tokenChunk(text, k == maxTokens-1))
-		})
-		if cut && maxTokens == 1 && err == nil {
-			// One token: cut before the end of the stream instead.
-			st.faults[faultCutStream].Add(1)
-			panic(http.ErrAbortHandler)
-		}
-		if stall && maxTokens == 1 && err == nil {
-			err = hang(faultStallMidStream) // one token: stall before the end instead
-		}
-		if err == nil && p.StreamOptions != nil && p.StreamOptions.IncludeUsage {
-			err = out.send(rep.usageChunk(g.usage()))
-		}
-		if err == nil {
-			err = out.done()
-		}
-		if err == nil && hold {
-			err = hang(faultHoldAfterDone)
-		}
-	} else {
-		var text strings.Builder
-		g, err = s.engine.generate(ctx, prompt, maxTokens, slowFirst, func(_ int, t string) error {
-			text.WriteString(t)
-			return nil
-		})
-		if err == nil && cut {
-			st.faults[faultCutStream].Add(1)
-			panic(http.ErrAbortHandler)
-		}
-		if err == nil {
-			body, _ := json.Marshal(rep.whole(text.String(), g.usage())) // our own types always marshal
-			if stall {
-				body = body[:len(body)/2]
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(body)
-			switch {
-			case stall:
-				_ = http.NewResponseController(w).Flush()
-				_ = hang(faultStallMidStream)
-			case hold:
-				_ = http.NewResponseController(w).Flush()
-				_ = hang(faultHoldAfterDone)
-			}
-		}
-	}
-	s.dropIfDead()
-	if stopEarly && g.completionTokens == maxTokens {
-		st.requestsStopped.Add(1)
-	}
+// hang keeps the response open, unfinished, until the client leaves or
+// the server closes.
+func (c *completion) hang(f fault) error {
+	c.s.engine.stats.faults[f].Add(1)
+	<-c.ctx.Done()
+	return c.ctx.Err()
+}
 
-	if err != nil && (out == nil || !out.started) {
-		// Nobody may be listening (the client hung up), but if someone is
-		// (Close cancelled the request), say why.
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, message: "request cancelled: " + err.Error()})
+// cutConnection ends the connection unterminated (net/http drops it).
+func (c *completion) cutConnection() {
+	c.s.engine.stats.faults[faultCutStream].Add(1)
+	panic(http.ErrAbortHandler)
+}
+
+// stream writes the answer as server-sent events; started reports
+// whether the stream's headers went out.
+func (c *completion) stream() (g generation, started bool, err error) {
+	out := newSSE(c.w)
+	cutAt, badAt := c.maxTokens/2, c.maxTokens/2 // cut after half the tokens; corrupt the middle one
+	g, err = c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, func(k int, text string) error {
+		if c.cut && k == max(cutAt, 1) {
+			c.cutConnection()
+		}
+		if c.stall && k == max(cutAt, 1) {
+			return c.hang(faultStallMidStream)
+		}
+		if k == 0 && c.rep.chat {
+			if err := out.send(c.rep.roleChunk()); err != nil {
+				return err
+			}
+		}
+		if c.malformed && k == badAt {
+			c.s.engine.stats.faults[faultMalformedSSE].Add(1)
+			return out.write([]byte(`data: {"id":"` + c.rep.id + `","object":` + "\n\n"))
+		}
+		return out.send(c.rep.tokenChunk(text, k == c.maxTokens-1))
+	})
+	if c.cut && c.maxTokens == 1 && err == nil {
+		c.cutConnection() // one token: cut before the end of the stream instead
 	}
-	// Debug even on error: a client hanging up is routine.
-	s.log.Debug().Err(err).Str("id", rep.id).Int("prompt_tokens", g.promptTokens).Int("cached_tokens", g.cachedTokens).
-		Int("cpu_tokens", g.cachedBy[tierCPU]).Int("disk_tokens", g.cachedBy[tierDisk]).Int("blend_tokens", g.blendTokens).
-		Int("completion_tokens", g.completionTokens).Dur("queued", g.queued).Dur("ttft", g.firstToken).
-		Msg("request")
+	if c.stall && c.maxTokens == 1 && err == nil {
+		err = c.hang(faultStallMidStream) // one token: stall before the end instead
+	}
+	if err == nil && c.p.StreamOptions != nil && c.p.StreamOptions.IncludeUsage {
+		err = out.send(c.rep.usageChunk(g.usage()))
+	}
+	if err == nil {
+		err = out.done()
+	}
+	if err == nil && c.hold {
+		err = c.hang(faultHoldAfterDone)
+	}
+	return g, out.started, err
+}
+
+// whole writes the answer as one JSON response.
+func (c *completion) whole() (generation, error) {
+	var text strings.Builder
+	g, err := c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, func(_ int, t string) error {
+		text.WriteString(t)
+		return nil
+	})
+	if err != nil {
+		return g, err
+	}
+	if c.cut {
+		c.cutConnection()
+	}
+	body, _ := json.Marshal(c.rep.whole(text.String(), g.usage())) // our own types always marshal
+	if c.stall {
+		body = body[:len(body)/2]
+	}
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = c.w.Write(body)
+	switch {
+	case c.stall:
+		_ = http.NewResponseController(c.w).Flush()
+		_ = c.hang(faultStallMidStream)
+	case c.hold:
+		_ = http.NewResponseController(c.w).Flush()
+		_ = c.hang(faultHoldAfterDone)
+	}
+	return g, nil
 }

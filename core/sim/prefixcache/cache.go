@@ -1,4 +1,9 @@
-package sim
+// Package prefixcache is the simulated engine's tiered KV cache: chained
+// block hashes (a block hits only after every block before it), LRU GPU,
+// CPU and disk tiers with write-through, demotion and promotion, and the
+// chunk lookup of CacheBlend-style reuse. It models what is cached, not
+// when: core/sim charges the time.
+package prefixcache
 
 import (
 	"container/list"
@@ -7,16 +12,16 @@ import (
 	"sync"
 )
 
-// blockHash identifies a block of tokens together with everything before
+// BlockHash identifies a block of tokens together with everything before
 // it: the hash of block k covers the hash of block k-1, so equal hashes
 // mean equal prefixes, not merely equal blocks.
-type blockHash uint64
+type BlockHash uint64
 
-// blockHashes returns the chained hashes of the full blocks of tokens; a
+// BlockHashes returns the chained hashes of the full blocks of tokens; a
 // trailing partial block has no hash and is never cached.
-func blockHashes(tokens []string, blockSize int) []blockHash {
-	hashes := make([]blockHash, 0, len(tokens)/blockSize)
-	var prev blockHash
+func BlockHashes(tokens []string, blockSize int) []BlockHash {
+	hashes := make([]BlockHash, 0, len(tokens)/blockSize)
+	var prev BlockHash
 	var buf [binary.MaxVarintLen64]byte
 	for start := 0; start+blockSize <= len(tokens); start += blockSize {
 		h := fnv.New64a()
@@ -28,7 +33,7 @@ func blockHashes(tokens []string, blockSize int) []blockHash {
 			h.Write(buf[:n])
 			h.Write([]byte(tok))
 		}
-		prev = blockHash(h.Sum64())
+		prev = BlockHash(h.Sum64())
 		hashes = append(hashes, prev)
 	}
 	return hashes
@@ -46,9 +51,9 @@ func tokenHash(tok string) uint64 {
 	return h.Sum64()
 }
 
-// windowHashes returns the chunk hash of tokens[i:i+blockSize] for every i
+// WindowHashes returns the chunk hash of tokens[i:i+blockSize] for every i
 // from 0 to len(tokens)-blockSize.
-func windowHashes(tokens []string, blockSize int) []uint64 {
+func WindowHashes(tokens []string, blockSize int) []uint64 {
 	if len(tokens) < blockSize {
 		return nil
 	}
@@ -73,9 +78,9 @@ func windowHashes(tokens []string, blockSize int) []uint64 {
 	return out
 }
 
-// alignedChunks returns the chunk hashes of the full blocks of tokens (the
+// AlignedChunks returns the chunk hashes of the full blocks of tokens (the
 // windows that start on a block boundary).
-func alignedChunks(windows []uint64, blockSize int) []uint64 {
+func AlignedChunks(windows []uint64, blockSize int) []uint64 {
 	out := make([]uint64, 0, len(windows)/blockSize+1)
 	for i := 0; i < len(windows); i += blockSize {
 		out = append(out, windows[i])
@@ -91,7 +96,7 @@ type key struct {
 }
 
 // lru is one tier's set of blocks, least recently used evicted first. It is
-// not safe for concurrent use; kvCache locks around it.
+// not safe for concurrent use; Cache locks around it.
 type lru struct {
 	capacity int                   // in blocks
 	order    *list.List            // of key; front = most recently used
@@ -152,30 +157,30 @@ func (l *lru) clear() {
 	}
 }
 
-// Tiers, fastest first.
-type tier int
+// Tier is one tier of the cache; the tiers, fastest first.
+type Tier int
 
 const (
-	tierGPU tier = iota
-	tierCPU
-	tierDisk
-	numTiers
-	tierNone tier = -1
+	GPU Tier = iota
+	CPU
+	Disk
+	NumTiers
+	None Tier = -1
 )
 
-var tierNames = [numTiers]string{"gpu", "cpu", "disk"}
+var names = [NumTiers]string{"gpu", "cpu", "disk"}
 
-// tierCounters are one tier's cumulative counts, in blocks.
-type tierCounters struct {
-	hits      int64 // prefix blocks found here
-	blendHits int64 // blended chunks found here
-	stored    int64 // blocks inserted (written through, promoted or demoted in)
-	demotedIn int64 // blocks demoted into this tier from the one above
-	promoted  int64 // blocks loaded from this tier into the GPU
-	evicted   int64 // blocks evicted from this tier
+// Counters are one tier's cumulative counts, in blocks.
+type Counters struct {
+	Hits      int64 // prefix blocks found here
+	BlendHits int64 // blended chunks found here
+	Stored    int64 // blocks inserted (written through, promoted or demoted in)
+	DemotedIn int64 // blocks demoted into this tier from the one above
+	Promoted  int64 // blocks loaded from this tier into the GPU
+	Evicted   int64 // blocks evicted from this tier
 }
 
-// kvCache is the tiered KV cache: a GPU tier (vLLM's prefix cache) over a
+// Cache is the tiered KV cache: a GPU tier (vLLM's prefix cache) over a
 // CPU and a disk tier (LMCache's). It is safe for concurrent use.
 //
 // Every block a request uses ends up in the GPU tier and is written through
@@ -185,22 +190,24 @@ type tierCounters struct {
 // demoted to the next tier on below it (if not already there), a block
 // evicted from the last tier is dropped. A block found below the offload
 // tier is moved up: removed there, written through to the offload tier.
-type kvCache struct {
+type Cache struct {
 	mu        sync.Mutex
 	blockSize int
-	tiers     [numTiers]*lru // nil: off
-	offload   tier           // first lower tier on, or tierNone
-	counters  [numTiers]tierCounters
+	tiers     [NumTiers]*lru // nil: off
+	offload   Tier           // first lower tier on, or None
+	counters  [NumTiers]Counters
 }
 
-func newKVCache(cfg Config) *kvCache {
-	c := &kvCache{blockSize: cfg.BlockSize, offload: tierNone}
-	for t, gb := range [numTiers]float64{cfg.GPUGB, cfg.CPUGB, cfg.DiskGB} {
-		if gb > 0 {
-			c.tiers[t] = newLRU(cfg.tierBlocks(gb))
+// New returns an empty cache of blockSize-token blocks whose tiers hold
+// the given numbers of blocks (0: the tier is off).
+func New(blockSize int, blocks [NumTiers]int) *Cache {
+	c := &Cache{blockSize: blockSize, offload: None}
+	for t, n := range blocks {
+		if n > 0 {
+			c.tiers[t] = newLRU(n)
 		}
 	}
-	for t := tierCPU; t < numTiers; t++ {
+	for t := CPU; t < NumTiers; t++ {
 		if c.tiers[t] != nil {
 			c.offload = t
 			break
@@ -210,65 +217,65 @@ func newKVCache(cfg Config) *kvCache {
 }
 
 // find returns the fastest tier holding k. The caller holds mu.
-func (c *kvCache) find(k key) tier {
+func (c *Cache) find(k key) Tier {
 	for t, l := range c.tiers {
 		if l.has(k) {
-			return tier(t)
+			return Tier(t)
 		}
 	}
-	return tierNone
+	return None
 }
 
-// hit is a cached block a request reuses.
-type hit struct {
+// Hit is a cached block a request reuses.
+type Hit struct {
 	key  key
-	from tier
+	From Tier // the fastest tier holding it
 }
 
-// lookupResult is what the cache holds of one prompt.
-type lookupResult struct {
-	prefix      []hit // leading blocks found, in order
-	blend       []hit // blended chunks found after the prefix
-	blendTokens int   // tokens covered by blend (len(blend) × block size)
+// Result is what the cache holds of one prompt.
+type Result struct {
+	Prefix      []Hit // leading blocks found, in order
+	Blend       []Hit // blended chunks found after the prefix
+	BlendTokens int   // tokens covered by Blend (len(Blend) × block size)
 }
 
-// tokensFrom returns how many tokens of hits come from tier t.
-func tokensFrom(hits []hit, t tier, blockSize int) int {
+// TokensFrom returns how many tokens of hits come from tier t.
+func TokensFrom(hits []Hit, t Tier, blockSize int) int {
 	n := 0
 	for _, h := range hits {
-		if h.from == t {
+		if h.From == t {
 			n += blockSize
 		}
 	}
 	return n
 }
 
-// lookup finds the longest run of leading blocks of hashes (chained block
+// Lookup finds the longest run of leading blocks of hashes (chained block
 // hashes, at most matchable of them) held by any tier; then, if windows
 // (the chunk hash of every token window, nil without blending) is given,
 // scans the prompt from the end of that prefix up to limit tokens for
 // chunks held by any tier, greedily left to right. It changes nothing;
-// commit does.
-func (c *kvCache) lookup(hashes []blockHash, matchable int, windows []uint64, limit int) lookupResult {
+// Commit does.
+func (c *Cache) Lookup(hashes []BlockHash, matchable int, windows []uint64, limit int) Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var r lookupResult
+	var r Result
 	for _, h := range hashes[:matchable] {
 		k := key{hash: uint64(h)}
 		t := c.find(k)
-		if t == tierNone {
+		if t == None {
 			break
 		}
-		r.prefix = append(r.prefix, hit{k, t})
+		r.Prefix = append(r.Prefix, Hit{k, t})
 	}
 	if windows == nil {
 		return r
 	}
-	for i := len(r.prefix) * c.blockSize; i+c.blockSize <= limit && i < len(windows); {
+	for i := len(r.Prefix) * c.blockSize; i+c.blockSize <= limit && i < len(windows); {
 		k := key{hash: windows[i], chunk: true}
-		if t := c.find(k); t != tierNone {
-			r.blend = append(r.blend, hit{k, t})
-			r.blendTokens += c.blockSize
+		if t := c.find(k); t != None {
+			r.Blend = append(r.Blend, Hit{k, t})
+			r.BlendTokens += c.blockSize
 			i += c.blockSize
 			continue
 		}
@@ -277,21 +284,21 @@ func (c *kvCache) lookup(hashes []blockHash, matchable int, windows []uint64, li
 	return r
 }
 
-// commit records that a request used hits and computed the rest of its
+// Commit records that a request used hits and computed the rest of its
 // blocks: counts the hits, then makes every block of the prompt (hashes,
 // plus chunks when blending) the most recently used in the GPU tier and the
 // offload tier. Blocks are touched last first, so a prompt's head outlives
 // its tail: evicting a head block would strand every block after it, since
 // their hashes chain through it (vLLM frees blocks in the same order).
-func (c *kvCache) commit(r lookupResult, hashes []blockHash, chunks []uint64) {
+func (c *Cache) Commit(r Result, hashes []BlockHash, chunks []uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, h := range r.prefix {
-		c.counters[h.from].hits++
+	for _, h := range r.Prefix {
+		c.counters[h.From].Hits++
 		c.take(h)
 	}
-	for _, h := range r.blend {
-		c.counters[h.from].blendHits++
+	for _, h := range r.Blend {
+		c.counters[h.From].BlendHits++
 		c.take(h)
 	}
 	keys := make([]key, 0, len(hashes)+len(chunks))
@@ -303,8 +310,8 @@ func (c *kvCache) commit(r lookupResult, hashes []blockHash, chunks []uint64) {
 	}
 	// The offload tier first, so that GPU victims demoted to it are found
 	// there already and keep their place.
-	for _, t := range []tier{c.offload, tierGPU} {
-		if t == tierNone || c.tiers[t] == nil {
+	for _, t := range []Tier{c.offload, GPU} {
+		if t == None || c.tiers[t] == nil {
 			continue
 		}
 		for i := len(keys) - 1; i >= 0; i-- {
@@ -316,77 +323,81 @@ func (c *kvCache) commit(r lookupResult, hashes []blockHash, chunks []uint64) {
 // take counts a hit found below the GPU as loaded, and moves a block found
 // below the offload tier up (the write-through that follows puts it in the
 // offload tier). The caller holds mu.
-func (c *kvCache) take(h hit) {
-	if h.from == tierGPU || h.from == c.offload {
+func (c *Cache) take(h Hit) {
+	if h.From == GPU || h.From == c.offload {
 		// Refresh it where it is before anything new is inserted, so the
 		// write-through cannot evict a block this request just hit.
-		c.tiers[h.from].touch(h.key, nil)
+		c.tiers[h.From].touch(h.key, nil)
 	}
-	if h.from == tierGPU {
+	if h.From == GPU {
 		return
 	}
-	c.counters[h.from].promoted++
-	if h.from != c.offload {
-		c.tiers[h.from].remove(h.key)
+	c.counters[h.From].Promoted++
+	if h.From != c.offload {
+		c.tiers[h.From].remove(h.key)
 	}
 }
 
 // put inserts k into tier t, or (touch) makes it the most recently used
 // there, and demotes what that evicts. The caller holds mu.
-func (c *kvCache) put(t tier, k key, touch bool) {
+func (c *Cache) put(t Tier, k key, touch bool) {
 	l := c.tiers[t]
 	if !touch && l.has(k) {
 		return
 	}
 	inserted, evicted := l.touch(k, nil)
 	if inserted {
-		c.counters[t].stored++
+		c.counters[t].Stored++
 	}
 	for _, v := range evicted {
-		c.counters[t].evicted++
-		if below := c.below(t); below != tierNone {
+		c.counters[t].Evicted++
+		if below := c.below(t); below != None {
 			if !c.tiers[below].has(v) {
-				c.counters[below].demotedIn++
+				c.counters[below].DemotedIn++
 			}
 			c.put(below, v, false)
 		}
 	}
 }
 
-// below returns the next tier on below t, or tierNone.
-func (c *kvCache) below(t tier) tier {
-	for u := t + 1; u < numTiers; u++ {
+// below returns the next tier on below t, or None.
+func (c *Cache) below(t Tier) Tier {
+	for u := t + 1; u < NumTiers; u++ {
 		if c.tiers[u] != nil {
 			return u
 		}
 	}
-	return tierNone
+	return None
 }
 
-// tierState is a snapshot of one tier for /metrics and /status.
-type tierState struct {
-	name           string
-	on             bool
-	capacityBlocks int
-	usedBlocks     int
-	counters       tierCounters
+// On reports whether tier t is on.
+func (c *Cache) On(t Tier) bool { return c.tiers[t] != nil }
+
+// State is a snapshot of one tier for /metrics and /status.
+type State struct {
+	Name           string
+	On             bool
+	CapacityBlocks int
+	UsedBlocks     int
+	Counters       Counters
 }
 
-func (c *kvCache) snapshot() [numTiers]tierState {
+// Snapshot returns the state of every tier.
+func (c *Cache) Snapshot() [NumTiers]State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var s [numTiers]tierState
+	var s [NumTiers]State
 	for t, l := range c.tiers {
-		s[t] = tierState{name: tierNames[t], on: l != nil, usedBlocks: l.len(), counters: c.counters[t]}
+		s[t] = State{Name: names[t], On: l != nil, UsedBlocks: l.len(), Counters: c.counters[t]}
 		if l != nil {
-			s[t].capacityBlocks = l.capacity
+			s[t].CapacityBlocks = l.capacity
 		}
 	}
 	return s
 }
 
 // reset empties the given tiers (counters are kept: they are cumulative).
-func (c *kvCache) reset(tiers ...tier) {
+func (c *Cache) Reset(tiers ...Tier) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range tiers {
