@@ -155,7 +155,7 @@ func checkRowsMatchJournal(t *testing.T, rows []pqRow, recs []record.Record) {
 	}
 	for i, r := range recs {
 		g := rows[i]
-		ok := g.RunID == r.RunID && g.Phase == string(r.Phase) && g.Seq == r.Seq && g.RequestID == r.RequestID &&
+		ok := g.RunID == r.RunID && g.Phase == r.Phase.String() && g.Seq == r.Seq && g.RequestID == r.RequestID &&
 			g.Success == r.Success && g.LatencyMs == r.Latency*1000 &&
 			g.InputTokens == r.InputTokens && g.OutputTokens == r.OutputTokens &&
 			g.SubmitTime != nil && g.SubmitTime.UnixNano() == r.Submit.UnixNano() &&
