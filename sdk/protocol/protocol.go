@@ -502,6 +502,8 @@ type Record struct {
 // TPOT is the time per output token after the first,
 // (Latency-TTFT)/(OutputTokens-1), as vLLM's benchmark defines it: only for
 // a successful request with a first token and at least two output tokens.
+// It is the one definition: the summary, lmbench report, lmbench compare
+// and the result files' tpot columns all take it from here.
 func (r *Record) TPOT() (seconds float64, ok bool) {
 	if !r.Success || r.OutputTokens < 2 || r.FirstToken.IsZero() || r.TTFT < 0 {
 		return 0, false
