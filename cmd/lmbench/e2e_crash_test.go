@@ -117,6 +117,9 @@ type pqRow struct {
 	FinishTime   *time.Time `parquet:"finish_time,optional,timestamp(nanosecond)"`
 	TagDoc       *string    `parquet:"tag_doc,optional"`
 	TagQuery     *string    `parquet:"tag_query,optional"`
+	// Schema version 3.
+	StatedPromptTokens *int64 `parquet:"stated_prompt_tokens,optional"`
+	ExplicitSchedule   bool   `parquet:"explicit_schedule"`
 }
 
 // readParquet reads a results file and its footer metadata.
@@ -155,11 +158,17 @@ func checkRowsMatchJournal(t *testing.T, rows []pqRow, recs []record.Record) {
 	}
 	for i, r := range recs {
 		g := rows[i]
-		ok := g.RunID == r.RunID && g.Phase == string(r.Phase) && g.Seq == r.Seq && g.RequestID == r.RequestID &&
+		ok := g.RunID == r.RunID && g.Phase == r.Phase.String() && g.Seq == r.Seq && g.RequestID == r.RequestID &&
 			g.Success == r.Success && g.LatencyMs == r.Latency*1000 &&
 			g.InputTokens == r.InputTokens && g.OutputTokens == r.OutputTokens &&
 			g.SubmitTime != nil && g.SubmitTime.UnixNano() == r.Submit.UnixNano() &&
-			g.FinishTime != nil && g.FinishTime.UnixNano() == r.Finish.UnixNano()
+			g.FinishTime != nil && g.FinishTime.UnixNano() == r.Finish.UnixNano() &&
+			g.ExplicitSchedule == r.ExplicitSchedule
+		if r.StatedPromptTokens > 0 {
+			ok = ok && g.StatedPromptTokens != nil && *g.StatedPromptTokens == r.StatedPromptTokens
+		} else {
+			ok = ok && g.StatedPromptTokens == nil
+		}
 		if doc, tagged := r.Tags["doc"]; tagged {
 			ok = ok && g.TagDoc != nil && *g.TagDoc == doc
 		} else {

@@ -331,11 +331,14 @@ func TestReexportVersion1Journal(t *testing.T) {
 			t.Errorf("stdout:\n%s", r.stdout)
 		}
 		// Every column 0.1 wrote has the same text in every row; schema
-		// version 2's columns come in after cached_tokens (a version 1
-		// journal has no chunks and no finish reasons: 0 and empty).
+		// version 2's and 3's columns come in after cached_tokens (a
+		// version 1 journal has no chunks, no finish reasons and no stated
+		// lengths: 0 and empty; a request with a schedule counts as
+		// scheduled explicitly).
 		want := readCSV(t, filepath.Join(testdata, "v1-complete.csv"))
 		got := readCSV(t, filepath.Join(out, "bench_results.csv"))
-		v2 := []string{"tpot", "ttft_from_scheduled", "e2e_from_scheduled", "finish_reason", "num_chunks"}
+		v2 := []string{"tpot", "ttft_from_scheduled", "e2e_from_scheduled", "finish_reason", "num_chunks",
+			"stated_prompt_tokens", "explicit_schedule"}
 		at := slices.Index(want[0], "cached_tokens") + 1
 		if wantHeader := slices.Insert(slices.Clone(want[0]), at, v2...); !slices.Equal(wantHeader, got[0]) {
 			t.Fatalf("re-exported CSV header\n got  %q\n want %q", got[0], wantHeader)
@@ -347,8 +350,10 @@ func TestReexportVersion1Journal(t *testing.T) {
 			if d := cmp.Diff(want[i], slices.Delete(slices.Clone(got[i]), at, at+len(v2))); d != "" {
 				t.Fatalf("re-exported CSV row %d differs from v1-complete.csv in its columns (-0.1 +re-export):\n%s", i, d)
 			}
-			if extra := got[i][at : at+len(v2)]; extra[3] != "" || extra[4] != "0" || extra[1] == "" || extra[2] == "" {
-				t.Errorf("row %d: version 2 columns %q; want a TTFT and E2E from scheduled, no finish reason, 0 chunks", i, extra)
+			if extra := got[i][at : at+len(v2)]; extra[3] != "" || extra[4] != "0" || extra[1] == "" || extra[2] == "" ||
+				extra[5] != "" || extra[6] != "True" {
+				t.Errorf("row %d: version 2 and 3 columns %q; want a TTFT and E2E from scheduled, no finish reason, 0 chunks, "+
+					"no stated length, an explicit schedule", i, extra)
 			}
 		}
 		recs := readJournal(t, journal).Records

@@ -62,7 +62,7 @@ func TestKVTierPressureOnBuiltinEngine(t *testing.T) {
 			if rec.InputTokens != 272 {
 				t.Errorf("%s: %d prompt tokens, want 272", rec.RequestID, rec.InputTokens)
 			}
-			if rec.Phase == "warmup" {
+			if rec.Phase.String() == "warmup" {
 				warm[rec.Tags["docs"]] = true
 				continue
 			}
@@ -90,7 +90,7 @@ func TestKVTierPressureOnBuiltinEngine(t *testing.T) {
 		c := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
 		misses := 0
 		for _, rec := range c.Records {
-			if rec.Phase == "measure" && rec.CachedTokens < 256 {
+			if rec.Phase.String() == "measure" && rec.CachedTokens < 256 {
 				misses++
 			}
 		}

@@ -172,7 +172,7 @@ func checkTrace(t *testing.T, run record.Run, recs []record.Record, spans []otlp
 		}
 		bySpanID[spanID(s.Span)] = rec.RequestID
 		phase, ok := phases[hex.EncodeToString(s.GetParentSpanId())]
-		if !ok || phase.GetName() != string(rec.Phase) {
+		if !ok || phase.GetName() != rec.Phase.String() {
 			t.Errorf("%s: parent is not its phase span (%v)", rec.RequestID, rec.Phase)
 		}
 		if s.GetKind() != tracepb.Span_SPAN_KIND_CLIENT || s.GetName() != "chat fake-model" {
@@ -194,7 +194,7 @@ func checkTrace(t *testing.T, run record.Run, recs []record.Record, spans []otlp
 			"gen_ai.provider.name":      "openai",
 			"gen_ai.request.model":      "fake-model",
 			"gen_ai.usage.input_tokens": rec.InputTokens, "gen_ai.usage.output_tokens": rec.OutputTokens,
-			"lmbench.phase":   string(rec.Phase),
+			"lmbench.phase":   rec.Phase.String(),
 			"lmbench.ttft_ms": rec.TTFT * 1e3,
 			"lmbench.tag.doc": rec.Tags["doc"],
 			"server.address":  "127.0.0.1",

@@ -12,7 +12,7 @@ import (
 // when it has them, otherwise the records' error texts grouped as
 // written.
 func FailureGroups(r *Run, phase record.Phase) (failed, requests int64, kinds []FailureKind) {
-	if f, ok := r.Summary.Failures[string(phase)]; ok {
+	if f, ok := r.Summary.Failures[phase.String()]; ok {
 		return f.Failed, f.Requests, f.Kinds
 	}
 	idx := map[string]int{}

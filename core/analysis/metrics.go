@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/core/stats"
 )
 
 // Metric is one headline figure of a run.
@@ -121,7 +120,7 @@ func newSample(r *Run) *sample {
 		}
 		s.fields[fieldTTFT].add(rec.TTFT*1000, i)
 		s.fields[fieldE2E].add(rec.Latency*1000, i)
-		if tpot := stats.TPOT(rec); !math.IsNaN(tpot) {
+		if tpot, ok := rec.TPOT(); ok {
 			s.fields[fieldTPOT].add(tpot*1000, i)
 		}
 		for _, g := range gapsMs(rec) {

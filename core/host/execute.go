@@ -590,17 +590,10 @@ func (o *observer) wall(t time.Time) time.Time {
 // wallTime is wall for times that are never zero (spans).
 func (o *observer) wallTime(t time.Time) time.Time { return o.wall(t) }
 
-func recordPhase(p protocol.Phase) record.Phase {
-	if p == protocol.Warmup {
-		return record.Warmup
-	}
-	return record.Measure
-}
-
 func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	r := &f.Measured.Result
 	rec := &record.Record{
-		RunID: o.runID, Workload: o.workload, Phase: recordPhase(f.Req.Phase),
+		RunID: o.runID, Workload: o.workload, Phase: f.Req.Phase,
 		RequestID: f.Req.ID, Tags: f.Req.Tags, Success: r.Success, Error: r.Error,
 		TTFT: r.TTFT(), Latency: r.Latency(), DecodeSpeed: r.DecodeSpeed(), ITL: r.ITL.Seconds(),
 		InputTokens: int64(r.InputTokens), OutputTokens: int64(r.OutputTokens), CachedTokens: int64(r.CachedTokens),
@@ -664,7 +657,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 // judge applies the abort policy to a finished request and returns the
 // abort that stops the run, if this request decides one.
 func (o *observer) judge(rec *record.Record) error {
-	o.flog.Add(time.Now(), string(rec.Phase), rec.RequestID, rec.Success, rec.Error)
+	o.flog.Add(time.Now(), rec.Phase.String(), rec.RequestID, rec.Success, rec.Error)
 	if rec.Phase == record.Warmup && !rec.Success {
 		o.warm.Add(rec.RequestID, rec.Error)
 	}

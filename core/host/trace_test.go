@@ -97,7 +97,7 @@ func TestExecuteTracing(t *testing.T) {
 					}
 				}
 				phase := byID[s.Parent().SpanID()]
-				if phase == nil || phase.Name() != string(r.Phase) || phase.Parent().SpanID() != run.SpanContext().SpanID() {
+				if phase == nil || phase.Name() != r.Phase.String() || phase.Parent().SpanID() != run.SpanContext().SpanID() {
 					t.Errorf("%s is not under its phase span under the run span", r.RequestID)
 				}
 				want := "00-" + s.SpanContext().TraceID().String() + "-" + s.SpanContext().SpanID().String() + "-01"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/record"
-	"github.com/lmbench/lmbench/core/stats"
 )
 
 // Kind is how a panel draws its series.
@@ -220,7 +219,12 @@ var latencies = []latency{
 	{"tpot", "TPOT", "time per output token after the first, (E2E − TTFT) / (output tokens − 1)", "requests",
 		"successful measured requests with 2 output tokens or more",
 		func(v *view) []float64 {
-			return v.field(func(r *record.Record) float64 { return stats.TPOT(r) * 1000 })
+			return v.field(func(r *record.Record) float64 {
+				if tpot, ok := r.TPOT(); ok {
+					return tpot * 1000
+				}
+				return math.NaN()
+			})
 		}},
 	{"itl", "ITL", "inter-token latency (a gap between consecutive output chunks)", "gaps",
 		"gaps between output chunks of the successful measured requests (pooled)", (*view).gaps},

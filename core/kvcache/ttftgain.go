@@ -76,7 +76,7 @@ func (g *ttftGain) result() *report.TTFTGain {
 	// A fixed order keeps the weighted sums the same to the last digit.
 	slices.SortFunc(keys, func(a, b gainKey) int {
 		if a.phase != b.phase {
-			return strings.Compare(string(a.phase), string(b.phase))
+			return strings.Compare(a.phase.String(), b.phase.String())
 		}
 		return a.bucket - b.bucket
 	})

@@ -57,11 +57,12 @@ func (e *Exporter) Configure(ctx context.Context, opts protocol.Values, run reco
 	return r, e.c.Wrap("Configure", err)
 }
 
-// Write sends records.
+// Write sends records: the host's records are the protocol's, so they go
+// as they are.
 func (e *Exporter) Write(ctx context.Context, recs []*record.Record) error {
 	out := make([]protocol.Record, len(recs))
 	for i, r := range recs {
-		out[i] = ToProtocol(r)
+		out[i] = *r
 	}
 	return e.c.Wrap("Write", e.c.Exporter().Write(ctx, out))
 }
@@ -82,28 +83,7 @@ func (e *Exporter) Finish(ctx context.Context, s record.Summary) ([]export.File,
 // Wrap is the client's Wrap, for the fan-out's messages.
 func (e *Exporter) Wrap(op string, err error) error { return e.c.Wrap(op, err) }
 
-// The host's records as the exporter protocol carries them.
-
-// ToProtocol converts a record.
-func ToProtocol(r *record.Record) protocol.Record {
-	return protocol.Record{
-		RunID: r.RunID, Workload: r.Workload, Phase: Phase(r.Phase), RequestID: r.RequestID, Tags: r.Tags,
-		Success: r.Success, Error: r.Error, TTFT: r.TTFT, Latency: r.Latency, DecodeSpeed: r.DecodeSpeed, ITL: r.ITL,
-		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-		Scheduled: r.Scheduled, Submit: r.Submit, FirstToken: r.FirstToken, Finish: r.Finish, Seq: r.Seq,
-		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
-		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseID: r.ResponseID,
-		ResponseModel: r.ResponseModel,
-	}
-}
-
-// Phase converts a phase.
-func Phase(p record.Phase) protocol.Phase {
-	if p == record.Warmup {
-		return protocol.Warmup
-	}
-	return protocol.Measure
-}
+// The host's run and summary as the exporter protocol carries them.
 
 // RunMetadata converts a run.
 func RunMetadata(r record.Run) protocol.RunMetadata {

@@ -36,62 +36,6 @@ var (
 	tags   = map[string]string{"doc": "3", "query": "1"}
 )
 
-func TestToProtocol(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		in   record.Record
-		want protocol.Record
-	}{
-		{
-			name: "every field",
-			in: record.Record{RunID: "run-1", Workload: "long-doc-qa", Phase: record.Measure, RequestID: "doc3_q1", Tags: tags,
-				Success: true, Error: "partial", TTFT: 0.0123, Latency: 1.5, DecodeSpeed: 100.5, ITL: 0.01,
-				InputTokens: 2000, OutputTokens: 128, CachedTokens: 1984, Scheduled: tStart, ExplicitSchedule: true,
-				Submit: tStart.Add(17), FirstToken: tStart.Add(12_345_717), Finish: tStart.Add(1_500_000_017), Seq: 41,
-				Chunks: 130, UsageOutputTokens: 127, ChunkOffsetsUs: []int64{12_345, 22_400, 1_500_000}, ChunkOffsetsTruncated: true,
-				FinishReason: "length", ResponseID: "chatcmpl-41", ResponseModel: "org/m-7b"},
-			want: protocol.Record{RunID: "run-1", Workload: "long-doc-qa", Phase: protocol.Measure, RequestID: "doc3_q1", Tags: tags,
-				Success: true, Error: "partial", TTFT: 0.0123, Latency: 1.5, DecodeSpeed: 100.5, ITL: 0.01,
-				InputTokens: 2000, OutputTokens: 128, CachedTokens: 1984, Scheduled: tStart,
-				Submit: tStart.Add(17), FirstToken: tStart.Add(12_345_717), Finish: tStart.Add(1_500_000_017), Seq: 41,
-				Chunks: 130, UsageOutputTokens: 127, ChunkOffsetsUs: []int64{12_345, 22_400, 1_500_000}, ChunkOffsetsTruncated: true,
-				FinishReason: "length", ResponseID: "chatcmpl-41", ResponseModel: "org/m-7b"},
-		},
-		{
-			name: "a failed warm-up request",
-			in: record.Record{RunID: "run-1", Phase: record.Warmup, RequestID: "warmup_doc0", Error: "HTTP 503: overloaded",
-				TTFT: -1, Latency: 0.1, Submit: tStart, Finish: tStart.Add(time.Second), Seq: 1},
-			want: protocol.Record{RunID: "run-1", Phase: protocol.Warmup, RequestID: "warmup_doc0", Error: "HTTP 503: overloaded",
-				TTFT: -1, Latency: 0.1, Submit: tStart, Finish: tStart.Add(time.Second), Seq: 1},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got := ToProtocol(&tt.in)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ToProtocol (-want +got):\n%s", diff)
-			}
-			if tt.name == "every field" {
-				noZeroFields(t, got)
-			}
-		})
-	}
-}
-
-func TestPhase(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[record.Phase]protocol.Phase{record.Warmup: protocol.Warmup, record.Measure: protocol.Measure} {
-		if got := Phase(in); got != want {
-			t.Errorf("Phase(%q) = %v, want %v", in, got, want)
-		}
-		if got := Phase(in).String(); got != string(in) {
-			t.Errorf("Phase(%q).String() = %q: the phase names differ", in, got)
-		}
-	}
-}
-
 func TestRunMetadata(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -231,12 +175,13 @@ func TestExporterAdapter(t *testing.T) {
 
 	recs := []*record.Record{
 		{RunID: "run-1", Phase: record.Warmup, RequestID: "a", Seq: 1, Submit: tStart},
-		{RunID: "run-1", Phase: record.Measure, RequestID: "b", Seq: 2, Tags: tags, Success: true},
+		{RunID: "run-1", Phase: record.Measure, RequestID: "b", Seq: 2, Tags: tags, Success: true,
+			Scheduled: tStart, ExplicitSchedule: true, StatedPromptTokens: 2005, InputTokens: 2007},
 	}
 	if err := e.Write(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]protocol.Record{ToProtocol(recs[0]), ToProtocol(recs[1])}, fake.records); diff != "" {
+	if diff := cmp.Diff([]protocol.Record{*recs[0], *recs[1]}, fake.records); diff != "" {
 		t.Errorf("Write sent (-want +got):\n%s", diff)
 	}
 

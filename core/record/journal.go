@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/lmbench/lmbench/core/internal/jsonenc"
 )
 
 // JournalName is the journal's file name inside the output directory.
@@ -121,75 +119,6 @@ func (j *Journal) Close(summary *Summary) error {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	return nil
-}
-
-// AppendJSON appends r as the journal's JSON object (the "record" of a
-// request line), with fields in a fixed order.
-func AppendJSON(b []byte, r *Record) []byte {
-	str := func(k, v string) {
-		b = append(b, k...)
-		b = jsonenc.AppendString(b, v)
-	}
-	num := func(k string, v int64) {
-		b = append(b, k...)
-		b = strconv.AppendInt(b, v, 10)
-	}
-	flt := func(k string, v float64) {
-		b = append(b, k...)
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
-		}
-	}
-	str(`{"run_id":`, r.RunID)
-	str(`,"workload":`, r.Workload)
-	str(`,"phase":`, string(r.Phase))
-	str(`,"request_id":`, r.RequestID)
-	b = append(b, `,"tags":{`...)
-	for i, k := range sortedKeys(r.Tags) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(b, k)
-		b = append(b, ':')
-		b = jsonenc.AppendString(b, r.Tags[k])
-	}
-	b = append(b, `},"success":`...)
-	b = strconv.AppendBool(b, r.Success)
-	str(`,"error":`, r.Error)
-	flt(`,"ttft_s":`, r.TTFT)
-	flt(`,"latency_s":`, r.Latency)
-	flt(`,"decode_speed":`, r.DecodeSpeed)
-	flt(`,"itl_s":`, r.ITL)
-	num(`,"input_tokens":`, r.InputTokens)
-	num(`,"output_tokens":`, r.OutputTokens)
-	num(`,"cached_tokens":`, r.CachedTokens)
-	num(`,"scheduled_unix_ns":`, unixNs(r.Scheduled))
-	b = append(b, `,"explicit_schedule":`...)
-	b = strconv.AppendBool(b, r.ExplicitSchedule)
-	num(`,"submit_unix_ns":`, unixNs(r.Submit))
-	num(`,"first_token_unix_ns":`, unixNs(r.FirstToken))
-	num(`,"finish_unix_ns":`, unixNs(r.Finish))
-	num(`,"seq":`, r.Seq)
-	num(`,"chunks":`, r.Chunks)
-	num(`,"usage_output_tokens":`, r.UsageOutputTokens)
-	b = append(b, `,"chunk_offsets_us":[`...)
-	for i, o := range r.ChunkOffsetsUs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, o, 10)
-	}
-	b = append(b, `],"chunk_offsets_truncated":`...)
-	b = strconv.AppendBool(b, r.ChunkOffsetsTruncated)
-	str(`,"finish_reason":`, r.FinishReason)
-	str(`,"response_id":`, r.ResponseID)
-	str(`,"response_model":`, r.ResponseModel)
-	if r.StatedPromptTokens > 0 { // absent: none stated (and in journals before it)
-		num(`,"stated_prompt_tokens":`, r.StatedPromptTokens)
-	}
-	return append(b, '}')
 }
 
 // Contents is a journal read back.
@@ -391,38 +320,6 @@ func toJSONSummary(s Summary) *jsonSummary {
 		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason, MeasureNs: unixNs(s.MeasureStart)}
 }
 
-type jsonRecord struct {
-	RunID        string            `json:"run_id"`
-	Workload     string            `json:"workload"`
-	Phase        string            `json:"phase"`
-	RequestID    string            `json:"request_id"`
-	Tags         map[string]string `json:"tags"`
-	Success      bool              `json:"success"`
-	Error        string            `json:"error"`
-	TTFT         *float64          `json:"ttft_s"`
-	Latency      *float64          `json:"latency_s"`
-	DecodeSpeed  *float64          `json:"decode_speed"`
-	ITL          *float64          `json:"itl_s"`
-	InputTokens  int64             `json:"input_tokens"`
-	OutputTokens int64             `json:"output_tokens"`
-	CachedTokens int64             `json:"cached_tokens"`
-	Scheduled    int64             `json:"scheduled_unix_ns"`
-	Explicit     bool              `json:"explicit_schedule"`
-	Submit       int64             `json:"submit_unix_ns"`
-	FirstToken   int64             `json:"first_token_unix_ns"`
-	Finish       int64             `json:"finish_unix_ns"`
-	Seq          int64             `json:"seq"`
-
-	Chunks                int64   `json:"chunks"`
-	UsageOutputTokens     int64   `json:"usage_output_tokens"`
-	ChunkOffsetsUs        []int64 `json:"chunk_offsets_us"`
-	ChunkOffsetsTruncated bool    `json:"chunk_offsets_truncated"`
-	FinishReason          string  `json:"finish_reason"`
-	ResponseID            string  `json:"response_id"`
-	ResponseModel         string  `json:"response_model"`
-	StatedPromptTokens    int64   `json:"stated_prompt_tokens"`
-}
-
 func decodeRun(version int, raw json.RawMessage) (Run, error) {
 	if version == 1 {
 		return decodeRunV1(raw)
@@ -441,32 +338,6 @@ func decodeRun(version int, raw json.RawMessage) (Run, error) {
 		run.Merged = append(run.Merged, fromJSONShard(m))
 	}
 	return run, nil
-}
-
-func decodeRecord(version int, raw json.RawMessage) (Record, error) {
-	if version == 1 {
-		return decodeRecordV1(raw)
-	}
-	var j jsonRecord
-	if err := json.Unmarshal(raw, &j); err != nil {
-		return Record{}, fmt.Errorf("request record: %v", err)
-	}
-	if len(j.ChunkOffsetsUs) == 0 {
-		j.ChunkOffsetsUs = nil
-	}
-	ph := Phase(j.Phase)
-	if ph != Warmup && ph != Measure {
-		return Record{}, fmt.Errorf("request record %q: phase %q, want warmup or measure", j.RequestID, j.Phase)
-	}
-	return Record{RunID: j.RunID, Workload: j.Workload, Phase: ph, RequestID: j.RequestID, Tags: j.Tags,
-		Success: j.Success, Error: j.Error, TTFT: orNaN(j.TTFT), Latency: orNaN(j.Latency),
-		DecodeSpeed: orNaN(j.DecodeSpeed), ITL: orNaN(j.ITL),
-		InputTokens: j.InputTokens, OutputTokens: j.OutputTokens, CachedTokens: j.CachedTokens,
-		Scheduled: fromUnixNs(j.Scheduled), ExplicitSchedule: j.Explicit, Submit: fromUnixNs(j.Submit),
-		FirstToken: fromUnixNs(j.FirstToken), Finish: fromUnixNs(j.Finish), Seq: j.Seq,
-		Chunks: j.Chunks, UsageOutputTokens: j.UsageOutputTokens, ChunkOffsetsUs: j.ChunkOffsetsUs,
-		ChunkOffsetsTruncated: j.ChunkOffsetsTruncated, FinishReason: j.FinishReason, ResponseID: j.ResponseID,
-		ResponseModel: j.ResponseModel, StatedPromptTokens: j.StatedPromptTokens}, nil
 }
 
 func decodeSummary(version int, raw json.RawMessage) (Summary, error) {

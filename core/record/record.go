@@ -2,75 +2,29 @@
 // the run it belongs to (Run) and how the run ended (Summary), and their
 // lasting form, the journal: one JSON object per line, versioned and
 // documented in docs/results-schema.md. The run loop's observer builds
-// Records; the journal, the stats, the telemetry and the exporter fan-out
-// all take them; only core/plugin turns them into the exporter protocol.
+// Records; the journal, the stats, the telemetry and the exporters all
+// take them. A Record is the exporter protocol's own (protocol.Record),
+// so what the journal keeps is what an exporter receives, field for field.
 package record
 
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// Phase is the phase a request belongs to: "warmup" or "measure".
-type Phase string
+// Phase is the phase a request belongs to; the journal writes it as
+// "warmup" or "measure".
+type Phase = protocol.Phase
 
 const (
-	Warmup  Phase = "warmup"
-	Measure Phase = "measure"
+	Warmup  = protocol.Warmup
+	Measure = protocol.Measure
 )
 
-// Record is one finished request. Durations are seconds (TTFT is -1 for a
-// failed request, as in the original tool); a zero time means "none".
-// Timestamps are wall-clock times derived from the host's monotonic clock,
-// anchored at the run's start.
-type Record struct {
-	RunID        string
-	Workload     string
-	Phase        Phase
-	RequestID    string
-	Tags         map[string]string
-	Success      bool
-	Error        string
-	TTFT         float64
-	Latency      float64
-	DecodeSpeed  float64
-	ITL          float64 // mean gap between content chunks, seconds
-	InputTokens  int64
-	OutputTokens int64
-	CachedTokens int64
-	Scheduled    time.Time
-	// ExplicitSchedule: the workload set Scheduled (a k/qps schedule), so
-	// Submit-Scheduled is dispatch lag; otherwise Scheduled is when the
-	// Step that returned the request was due.
-	ExplicitSchedule bool
-	Submit           time.Time
-	FirstToken       time.Time
-	Finish           time.Time
-	Seq              int64 // completion order in the run, from 1
-
-	// Chunks is the number of output chunks the stream carried (content,
-	// reasoning or tool-call deltas), all of them.
-	Chunks int64
-	// UsageOutputTokens is usage.completion_tokens as the engine reported
-	// it (0: it reported none); OutputTokens falls back to Chunks then, so
-	// when the two disagree both are kept.
-	UsageOutputTokens int64
-	// ChunkOffsetsUs are the output chunks' arrival times in microseconds
-	// after Submit: the first MaxChunkOffsets of them
-	// (ChunkOffsetsTruncated when there were more).
-	ChunkOffsetsUs        []int64
-	ChunkOffsetsTruncated bool
-	// What the engine said about its answer: the choice's finish_reason
-	// ("stop", "length", "tool_calls", …), the response id and the model
-	// it answered with ("" when the stream had none).
-	FinishReason  string
-	ResponseID    string
-	ResponseModel string
-	// StatedPromptTokens is the prompt's length the workload stated, by
-	// the host's tokenizer (0: none stated), beside InputTokens, the
-	// engine's usage.prompt_tokens.
-	StatedPromptTokens int64
-}
+// Record is one finished request (see protocol.Record for its fields).
+type Record = protocol.Record
 
 // MaxChunkOffsets caps ChunkOffsetsUs per request: 16,384 chunks, 128 KiB
 // of a record at most; a longer answer keeps its first chunks' times (and

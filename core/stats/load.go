@@ -126,7 +126,7 @@ type figures struct {
 
 func figuresOf(r *record.Record) figures {
 	f := figures{success: r.Success, ttft: r.TTFT * 1000, e2e: r.Latency * 1000}
-	if tpot := TPOT(r); !math.IsNaN(tpot) {
+	if tpot, ok := r.TPOT(); ok {
 		f.tpot = tpot * 1000
 	}
 	for i := 1; i < len(r.ChunkOffsetsUs); i++ {

@@ -177,17 +177,6 @@ func DecodeSpeed(r *record.Record) float64 {
 	return r.DecodeSpeed
 }
 
-// TPOT is time per output token after the first, in seconds, vLLM's
-// (latency − TTFT)/(output tokens − 1), for a successful request with a
-// first token and at least 2 output tokens; NaN otherwise (the same rule
-// as the result files' tpot column).
-func TPOT(r *record.Record) float64 {
-	if !r.Success || r.OutputTokens < 2 || r.FirstToken.IsZero() || r.TTFT < 0 {
-		return math.NaN()
-	}
-	return (r.Latency - r.TTFT) / float64(r.OutputTokens-1)
-}
-
 // Add takes one record. Warmup records count only in the cache block.
 func (b *Builder) Add(r *record.Record) {
 	b.addPrompt(r)
@@ -212,7 +201,7 @@ func (b *Builder) Add(r *record.Record) {
 	if !r.Success {
 		return
 	}
-	if tpot := TPOT(r); !math.IsNaN(tpot) {
+	if tpot, ok := r.TPOT(); ok {
 		b.tpotMs = append(b.tpotMs, tpot*1000)
 	}
 	if !r.Scheduled.IsZero() {

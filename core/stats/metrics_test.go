@@ -58,7 +58,11 @@ func TestTPOTAndDecodeSpeedPerRecord(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := []float64{TPOT(&tt.r), DecodeSpeed(&tt.r)}
+			tpot, ok := tt.r.TPOT()
+			if !ok {
+				tpot = nan
+			}
+			got := []float64{tpot, DecodeSpeed(&tt.r)}
 			if diff := cmp.Diff([]float64{tt.tpot, tt.decode}, got, approx, cmpopts.EquateNaNs()); diff != "" {
 				t.Errorf("[TPOT, decode speed] (-want +got):\n%s", diff)
 			}

@@ -234,7 +234,7 @@ func requestAttrs(common []attribute.KeyValue, op attribute.KeyValue, rec *recor
 		semconv.GenAIRequestStream(true),
 		semconv.GenAIRequestTemperature(0),
 		KeyRequestID.String(rec.RequestID),
-		KeyPhase.String(string(rec.Phase)),
+		KeyPhase.String(rec.Phase.String()),
 		KeySeq.Int64(rec.Seq),
 		KeySuccess.Bool(rec.Success),
 		KeyLatencyMs.Float64(rec.Latency*1e3),

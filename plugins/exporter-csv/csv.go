@@ -21,14 +21,15 @@ import (
 )
 
 // baseColumns are the original's 11 columns, in its order, then lmbench's
-// additions (the last five since schema version 2). Per-tag columns and
-// extra_tags follow.
+// additions (five since schema version 2, two since version 3). Per-tag
+// columns and extra_tags follow.
 var baseColumns = []string{
 	"request_id", "successful", "ttft", "request_latency", "num_input_tokens",
 	"num_output_tokens", "decode_speed", "submit_time", "first_token_time",
 	"finish_time", "error",
 	"phase", "inter_token_latency", "scheduled_time", "cached_tokens",
 	"tpot", "ttft_from_scheduled", "e2e_from_scheduled", "finish_reason", "num_chunks",
+	"stated_prompt_tokens", "explicit_schedule",
 }
 
 // Validate rejects an empty file name.
@@ -128,6 +129,8 @@ func (e *csvExporter) fill(r *exporter.Record) {
 		seconds(r.E2EFromScheduled()),
 		r.FinishReason,
 		strconv.FormatInt(r.Chunks, 10),
+		positive(r.StatedPromptTokens),
+		pyrepr.Bool(r.ExplicitSchedule),
 	)
 	for _, k := range e.tagKeys {
 		e.row = append(e.row, r.Tags[k])
@@ -182,6 +185,14 @@ func seconds(v float64, ok bool) string {
 		return ""
 	}
 	return pyrepr.Float(v)
+}
+
+// positive formats a count, or the empty string for none (0).
+func positive(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // epochSeconds is t as Python's time.time() float; the zero time is 0.0.

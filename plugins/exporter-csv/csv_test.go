@@ -31,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 const header = "request_id,successful,ttft,request_latency,num_input_tokens,num_output_tokens,decode_speed," +
 	"submit_time,first_token_time,finish_time,error,phase,inter_token_latency,scheduled_time,cached_tokens," +
-	"tpot,ttft_from_scheduled,e2e_from_scheduled,finish_reason,num_chunks," +
+	"tpot,ttft_from_scheduled,e2e_from_scheduled,finish_reason,num_chunks,stated_prompt_tokens,explicit_schedule," +
 	"tag_doc,tag_query,extra_tags\r\n"
 
 // sum is a run-time float sum (a constant 0.1 + 0.2 would be exactly 0.3).
@@ -51,6 +51,7 @@ func goldenRecords() []exporter.Record {
 			InputTokens: 10012, OutputTokens: 128, CachedTokens: 9984,
 			Scheduled: at(1700000000, 0.25), Submit: at(1700000000, 0.25), FirstToken: at(1700000000, 0.375), Finish: at(1700000002, 0.75),
 			Chunks: 128, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{125000, 140000}, FinishReason: "stop", ResponseID: "chatcmpl-1",
+			ExplicitSchedule: true, StatedPromptTokens: 10005,
 		},
 		{
 			Phase: exporter.Warmup, RequestID: "warmup_doc0", Tags: map[string]string{"doc": "0"},
@@ -62,6 +63,7 @@ func goldenRecords() []exporter.Record {
 			Success: false, Error: `HTTP 500: upstream said "no", retry later`, TTFT: -1, Latency: 0.0625,
 			InputTokens: 0, OutputTokens: 0,
 			Scheduled: at(1700000001, 0), Submit: at(1700000001, 0.125), Finish: at(1700000001, 0.1875),
+			ExplicitSchedule: true, StatedPromptTokens: 9,
 		},
 		{
 			Phase: exporter.Measure, RequestID: "doc2_q0", Tags: map[string]string{"doc": "2"},
@@ -206,9 +208,9 @@ func TestRowsDurableBeforeFinish(t *testing.T) {
 	want := [][]string{
 		strings.Split(strings.TrimSuffix(header, "\r\n"), ","),
 		{"doc0_q1", "True", "0.123", "2.5", "10012", "128", "51.2", "1700000000.25", "1700000000.375", "1700000002.75", "",
-			"measure", "0.0185", "1700000000.25", "9984", "0.018716535433070863", "0.125", "2.5", "stop", "128", "0", "1", ""},
+			"measure", "0.0185", "1700000000.25", "9984", "0.018716535433070863", "0.125", "2.5", "stop", "128", "10005", "True", "0", "1", ""},
 		{"doc1_q0", "False", "-1.0", "0.0625", "0", "0", "0.0", "1700000001.125", "0.0", "1700000001.1875", `HTTP 500: upstream said "no", retry later`,
-			"measure", "0.0", "1700000001.0", "0", "", "", "0.1875", "", "0", "1", "0", "lora=a%26b%3Dc&node=gpu+1"},
+			"measure", "0.0", "1700000001.0", "0", "", "", "0.1875", "", "0", "9", "True", "1", "0", "lora=a%26b%3Dc&node=gpu+1"},
 	}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("rows read back before Finish (-want +got):\n%s", d)
@@ -250,6 +252,10 @@ func TestFloatFormatting(t *testing.T) {
 		{"finish reason as sent", exporter.Record{FinishReason: "tool_calls"}, "finish_reason", "tool_calls"},
 		{"no finish reason", exporter.Record{}, "finish_reason", ""},
 		{"chunks are decimal", exporter.Record{Chunks: 16390}, "num_chunks", "16390"},
+		{"a stated prompt length", exporter.Record{StatedPromptTokens: 2005}, "stated_prompt_tokens", "2005"},
+		{"none stated", exporter.Record{}, "stated_prompt_tokens", ""},
+		{"an explicit schedule", exporter.Record{ExplicitSchedule: true}, "explicit_schedule", "True"},
+		{"no explicit schedule", exporter.Record{}, "explicit_schedule", "False"},
 	}
 	e := &csvExporter{}
 	for _, tc := range tests {

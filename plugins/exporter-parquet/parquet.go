@@ -25,8 +25,9 @@ import (
 // SchemaVersion is the version of the results schema this exporter writes
 // (docs/results-schema.md). It changes whenever a column is renamed,
 // retyped or removed, or changes meaning. Version 2 added the chunk, usage,
-// finish and from-scheduled columns.
-const SchemaVersion = 2
+// finish and from-scheduled columns; version 3 the stated prompt length
+// and the explicit-schedule flag.
+const SchemaVersion = 3
 
 // maxGroupOffsets ends a row group early once it holds this many chunk
 // offsets (16 MiB of them raw): the row group size counts rows, and a run
@@ -59,6 +60,11 @@ const (
 // Row is the fixed part of one result row. The exporter's row type embeds
 // it and adds one optional string column per tag key the workload declares
 // (see rowType), so the schema follows the run.
+//
+// It is not the record itself: parquet-go takes a file's schema from a
+// struct's tags, and the columns are the record in the file's own terms
+// (milliseconds, UTC timestamps, null for what is unknown, dictionary
+// encodings, the derived timings), which toRow computes from the record.
 type Row struct {
 	RunID          string     `parquet:"run_id,dict"`
 	Workload       string     `parquet:"workload,dict"`
@@ -89,6 +95,9 @@ type Row struct {
 	TPOTMs                *float64 `parquet:"tpot_ms,optional"`
 	TTFTFromScheduledMs   *float64 `parquet:"ttft_from_scheduled_ms,optional"`
 	E2EFromScheduledMs    *float64 `parquet:"e2e_from_scheduled_ms,optional"`
+	// Schema version 3.
+	StatedPromptTokens *int64 `parquet:"stated_prompt_tokens,optional"`
+	ExplicitSchedule   bool   `parquet:"explicit_schedule"`
 
 	Tags map[string]string `parquet:"tags" parquet-key:",dict" parquet-value:",dict"`
 }
@@ -351,7 +360,8 @@ func sortMapEntries(row parquet.Row, keyCol, valCol int) {
 // the TTFT of a request without a first token (-1 when it failed) become
 // null, and the error is null for a successful request. So are what the
 // engine did not report (usage output tokens, finish reason, id, model),
-// an empty chunk offset list and the derived timings where undefined.
+// a prompt length the workload did not state, an empty chunk offset list
+// and the derived timings where undefined.
 func toRow(r *exporter.Record) Row {
 	row := Row{
 		RunID: r.RunID, Workload: r.Workload, Phase: r.Phase.String(), Seq: r.Seq,
@@ -363,7 +373,10 @@ func toRow(r *exporter.Record) Row {
 		Chunks: r.Chunks, ChunkOffsetsTruncated: r.ChunkOffsetsTruncated,
 		FinishReason: stringPtr(r.FinishReason), ResponseID: stringPtr(r.ResponseID), ResponseModel: stringPtr(r.ResponseModel),
 		TPOTMs: msPtr(r.TPOT()), TTFTFromScheduledMs: msPtr(r.TTFTFromScheduled()), E2EFromScheduledMs: msPtr(r.E2EFromScheduled()),
-		Tags: r.Tags,
+		ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
+	}
+	if r.StatedPromptTokens > 0 {
+		row.StatedPromptTokens = &r.StatedPromptTokens
 	}
 	if r.UsageOutputTokens != 0 {
 		row.UsageOutputTokens = &r.UsageOutputTokens

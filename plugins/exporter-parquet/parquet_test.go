@@ -62,12 +62,14 @@ func sampleRecords() []exporter.Record {
 			Scheduled: at(1700000000, 250000000), Submit: at(1700000000, 250000123), FirstToken: at(1700000000, 373000123), Finish: at(1700000002, 750000999),
 			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{123000, 140500, 2500000}, ChunkOffsetsTruncated: true,
 			FinishReason: "stop", ResponseID: "chatcmpl-1", ResponseModel: "org/m",
+			ExplicitSchedule: true, StatedPromptTokens: 10005,
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 3, RequestID: "doc1_q0",
 			Tags:    map[string]string{"doc": "1", "query": "0", "node": "gpu 1", "lora": "a&b=c"},
 			Success: false, Error: `HTTP 500: upstream said "no", retry later`, TTFT: -1, Latency: 0.0625,
 			Scheduled: at(1700000001, 0), Submit: at(1700000001, 125000000), Finish: at(1700000001, 187500000),
+			ExplicitSchedule: true,
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 4, RequestID: "doc2_q0",
@@ -217,8 +219,11 @@ func TestRoundTrip(t *testing.T) {
 			RunID: r.RunID, Workload: r.Workload, Phase: r.Phase.String(), Seq: r.Seq, RequestID: r.RequestID,
 			Success: r.Success, LatencyMs: r.Latency * 1000, ITLMs: r.ITL * 1000, DecodeSpeed: r.DecodeSpeed,
 			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-			Tags: r.Tags,
+			ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
 		}}
+		if r.StatedPromptTokens > 0 { // null when none was stated
+			want.StatedPromptTokens = &r.StatedPromptTokens
+		}
 		if !r.Success {
 			want.Error = &r.Error
 		}

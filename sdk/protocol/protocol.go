@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 4
+	Minor = 5
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -441,9 +441,12 @@ type ExporterConfig struct {
 	Run     RunMetadata
 }
 
-// Record is one finished request, as exporters receive it. Durations are
-// seconds (TTFT is -1 for a failed request, as in the original tool); zero
-// times mean "none".
+// Record is one finished request: what the host's journal keeps, its
+// statistics read and exporters receive (core/record names this same
+// type). Durations are seconds (TTFT is -1 for a failed request, as in
+// the original tool); a zero time means "none". Timestamps are wall-clock
+// times derived from the host's monotonic clock, anchored at the run's
+// start.
 type Record struct {
 	RunID        string
 	Workload     string
@@ -455,20 +458,25 @@ type Record struct {
 	TTFT         float64
 	Latency      float64
 	DecodeSpeed  float64
-	ITL          float64
+	ITL          float64 // mean gap between content chunks, seconds
 	InputTokens  int64
 	OutputTokens int64
 	CachedTokens int64
 	Scheduled    time.Time
-	Submit       time.Time
-	FirstToken   time.Time
-	Finish       time.Time
-	Seq          int64 // completion order in the run, from 1
+	// ExplicitSchedule: the workload set Scheduled (a k/qps schedule), so
+	// Submit-Scheduled is dispatch lag; otherwise Scheduled is when the
+	// Step that returned the request was due. (minor 5)
+	ExplicitSchedule bool
+	Submit           time.Time
+	FirstToken       time.Time
+	Finish           time.Time
+	Seq              int64 // completion order in the run, from 1
 
 	// Chunks is the number of output chunks (content, reasoning or
-	// tool-call deltas); UsageOutputTokens is usage.completion_tokens as
-	// the engine reported it, 0 when it reported none (OutputTokens then
-	// falls back to Chunks).
+	// tool-call deltas), all of them; UsageOutputTokens is
+	// usage.completion_tokens as the engine reported it, 0 when it
+	// reported none (OutputTokens then falls back to Chunks, so when the
+	// two disagree both are kept).
 	Chunks            int64
 	UsageOutputTokens int64
 	// ChunkOffsetsUs are the output chunks' arrival times in microseconds
@@ -482,6 +490,10 @@ type Record struct {
 	FinishReason  string
 	ResponseID    string
 	ResponseModel string
+	// StatedPromptTokens is the prompt's length the workload stated
+	// (Request.PromptTokens), by the host's tokenizer, beside InputTokens,
+	// the engine's usage.prompt_tokens; 0: none stated. (minor 5)
+	StatedPromptTokens int64
 }
 
 // Timings derived from a record's own fields, in seconds, so that every
@@ -490,6 +502,8 @@ type Record struct {
 // TPOT is the time per output token after the first,
 // (Latency-TTFT)/(OutputTokens-1), as vLLM's benchmark defines it: only for
 // a successful request with a first token and at least two output tokens.
+// It is the one definition: the summary, lmbench report, lmbench compare
+// and the result files' tpot columns all take it from here.
 func (r *Record) TPOT() (seconds float64, ok bool) {
 	if !r.Success || r.OutputTokens < 2 || r.FirstToken.IsZero() || r.TTFT < 0 {
 		return 0, false

@@ -323,7 +323,7 @@ func sampleRecords(run exporter.RunMetadata) []exporter.Record {
 		{Phase: exporter.Measure, RequestID: "q0", Success: true, TTFT: 0.125, Latency: 1.5, DecodeSpeed: 21.5, ITL: 0.04,
 			InputTokens: 1000, OutputTokens: 32, CachedTokens: 900, Scheduled: at(1000), Submit: at(1001), FirstToken: at(1126), Finish: at(2501),
 			Chunks: 3, UsageOutputTokens: 32, ChunkOffsetsUs: []int64{125_000, 170_000, 1_400_000}, ChunkOffsetsTruncated: true,
-			FinishReason: "length", ResponseID: "chatcmpl-q0", ResponseModel: "org/m"},
+			FinishReason: "length", ResponseID: "chatcmpl-q0", ResponseModel: "org/m", ExplicitSchedule: true, StatedPromptTokens: 998},
 		{Phase: exporter.Measure, RequestID: "q1", Error: `HTTP 500: "overloaded", retry`, TTFT: -1, Latency: 0.0625,
 			Scheduled: at(1500), Submit: at(1500), Finish: at(1562)},
 		{Phase: exporter.Measure, RequestID: "q2", Success: true, TTFT: 0.5, Latency: 0.75,

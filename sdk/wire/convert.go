@@ -460,7 +460,7 @@ func toRecord(r *protocol.Record) *exporterv1.Record {
 		FinishUnixNs: unixNs(r.Finish), Seq: r.Seq,
 		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
 		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseId: r.ResponseID,
-		ResponseModel: r.ResponseModel,
+		ResponseModel: r.ResponseModel, ExplicitSchedule: r.ExplicitSchedule, StatedPromptTokens: r.StatedPromptTokens,
 	}
 }
 
@@ -473,7 +473,7 @@ func fromRecord(r *exporterv1.Record) protocol.Record {
 		FirstToken: fromUnixNs(r.GetFirstTokenUnixNs()), Finish: fromUnixNs(r.GetFinishUnixNs()), Seq: r.GetSeq(),
 		Chunks: r.GetChunks(), UsageOutputTokens: r.GetUsageOutputTokens(), ChunkOffsetsUs: nonEmpty(r.GetChunkOffsetsUs()),
 		ChunkOffsetsTruncated: r.GetChunkOffsetsTruncated(), FinishReason: r.GetFinishReason(), ResponseID: r.GetResponseId(),
-		ResponseModel: r.GetResponseModel(),
+		ResponseModel: r.GetResponseModel(), ExplicitSchedule: r.GetExplicitSchedule(), StatedPromptTokens: r.GetStatedPromptTokens(),
 	}
 }
 

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -296,7 +297,7 @@ func TestExporterConfiguredDropsWorkloadFields(t *testing.T) {
 func TestRecordRoundTrip(t *testing.T) {
 	t.Parallel()
 	at := func(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
-	roundTrip(t, map[string]protocol.Record{
+	cases := map[string]protocol.Record{
 		"full": {
 			RunID: "r", Workload: "long-doc-qa", Phase: protocol.Measure, RequestID: "doc0_q1",
 			Tags: map[string]string{"doc": "0", "query": "1"}, Success: true, Error: "partial", TTFT: 0.125, Latency: 2.5,
@@ -305,6 +306,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			FirstToken: at(1700000000, 375000000), Finish: at(1700000002, 750000000), Seq: 7,
 			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{124_999, 143_000, 2_499_999}, ChunkOffsetsTruncated: true,
 			FinishReason: "length", ResponseID: "chatcmpl-7", ResponseModel: "org/m-7b",
+			ExplicitSchedule: true, StatedPromptTokens: 10005,
 		},
 		"the longest offset list": {
 			RunID: "r", Phase: protocol.Measure, RequestID: "long", Success: true, Chunks: 20000, UsageOutputTokens: 20000,
@@ -316,7 +318,16 @@ func TestRecordRoundTrip(t *testing.T) {
 			Error: "HTTP 500", TTFT: -1, Latency: 0.0625, InputTokens: 1, OutputTokens: 1, CachedTokens: 1,
 			Submit: at(1700000001, 0), Finish: at(1700000001, 1), Seq: 1,
 		},
-	}, func(r protocol.Record) *exporterv1.Record { return toRecord(&r) }, fromRecord)
+	}
+	// A field added to the record and not to the conversion would be
+	// zero on the far side; "full" sets every one, so it would show.
+	full := reflect.ValueOf(cases["full"])
+	for i := range full.NumField() {
+		if full.Field(i).IsZero() {
+			t.Errorf("the full record leaves %s unset", full.Type().Field(i).Name)
+		}
+	}
+	roundTrip(t, cases, func(r protocol.Record) *exporterv1.Record { return toRecord(&r) }, fromRecord)
 }
 
 // longOffsets are n chunk offsets 10 ms apart, beyond one varint byte.

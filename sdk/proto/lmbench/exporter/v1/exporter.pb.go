@@ -412,8 +412,16 @@ type Record struct {
 	FinishReason  string `protobuf:"bytes,24,opt,name=finish_reason,json=finishReason,proto3" json:"finish_reason,omitempty"`    // "stop", "length", "tool_calls", …
 	ResponseId    string `protobuf:"bytes,25,opt,name=response_id,json=responseId,proto3" json:"response_id,omitempty"`          // the chunks' "id"
 	ResponseModel string `protobuf:"bytes,26,opt,name=response_model,json=responseModel,proto3" json:"response_model,omitempty"` // the chunks' "model"
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The workload set scheduled_unix_ns (a k/qps schedule), so submit -
+	// scheduled is dispatch lag; otherwise scheduled is when the Step that
+	// returned the request was due. (minor 5; false from an older host)
+	ExplicitSchedule bool `protobuf:"varint,27,opt,name=explicit_schedule,json=explicitSchedule,proto3" json:"explicit_schedule,omitempty"`
+	// The prompt's length the workload stated, by the host's tokenizer,
+	// beside input_tokens (the engine's usage.prompt_tokens); 0 = none
+	// stated. (minor 5; 0 from an older host)
+	StatedPromptTokens int64 `protobuf:"varint,28,opt,name=stated_prompt_tokens,json=statedPromptTokens,proto3" json:"stated_prompt_tokens,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -626,6 +634,20 @@ func (x *Record) GetResponseModel() string {
 		return x.ResponseModel
 	}
 	return ""
+}
+
+func (x *Record) GetExplicitSchedule() bool {
+	if x != nil {
+		return x.ExplicitSchedule
+	}
+	return false
+}
+
+func (x *Record) GetStatedPromptTokens() int64 {
+	if x != nil {
+		return x.StatedPromptTokens
+	}
+	return 0
 }
 
 type WriteRequest struct {
@@ -982,7 +1004,7 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xdd\a\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xbc\b\n" +
 	"\x06Record\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x120\n" +
@@ -1012,7 +1034,9 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\rfinish_reason\x18\x18 \x01(\tR\ffinishReason\x12\x1f\n" +
 	"\vresponse_id\x18\x19 \x01(\tR\n" +
 	"responseId\x12%\n" +
-	"\x0eresponse_model\x18\x1a \x01(\tR\rresponseModel\x1a7\n" +
+	"\x0eresponse_model\x18\x1a \x01(\tR\rresponseModel\x12+\n" +
+	"\x11explicit_schedule\x18\x1b \x01(\bR\x10explicitSchedule\x120\n" +
+	"\x14stated_prompt_tokens\x18\x1c \x01(\x03R\x12statedPromptTokens\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
