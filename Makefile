@@ -13,7 +13,7 @@ PLUGINS := $(wildcard plugins/*)
 VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
+.PHONY: sizes help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -44,6 +44,9 @@ lint: ## gofmt + go vet on every module, the import walls (scripts/check-layers.
 	cd $(VALIDATE) && GOWORK=off $(GO) vet ./...
 	scripts/check-layers.sh
 	cd scripts/funclen && GOWORK=off $(GO) run . ../../core ../../sdk ../../cmd ../../plugins ../../examples
+
+sizes: ## non-test lines of every package and the longest functions (scripts/sizes.sh)
+	scripts/sizes.sh
 
 standalone: ## each module builds on its own (GOWORK=off), as third parties build plugins
 	@set -e; for m in sdk core cmd/lmbench $(PLUGINS) $(VALIDATE); do \
