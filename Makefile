@@ -13,7 +13,7 @@ PLUGINS := $(wildcard plugins/*)
 VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
+.PHONY: sizes help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,12 +37,16 @@ test: build ## run every module's tests (builds the binaries the end-to-end test
 test-short: ## unit tests only, no race detector
 	$(GO) test -short -count=1 work
 
-lint: ## gofmt + go vet on every module, and the import walls (scripts/check-layers.sh)
+lint: ## gofmt + go vet on every module, the import walls (scripts/check-layers.sh), no function over 80 lines (scripts/funclen)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet work
 	cd $(VALIDATE) && GOWORK=off $(GO) vet ./...
 	scripts/check-layers.sh
+	cd scripts/funclen && GOWORK=off $(GO) run . ../../core ../../sdk ../../cmd ../../plugins ../../examples
+
+sizes: ## non-test lines of every package and the longest functions (scripts/sizes.sh)
+	scripts/sizes.sh
 
 standalone: ## each module builds on its own (GOWORK=off), as third parties build plugins
 	@set -e; for m in sdk core cmd/lmbench $(PLUGINS) $(VALIDATE); do \

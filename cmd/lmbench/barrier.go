@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/barrier"
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/bench"
 )
 
 // barrierFlags are lmbench barrier's flags.
@@ -77,7 +77,7 @@ func cmdBarrier(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("--lead %s, --timeout %s: expected a lead of 0 or more and a positive timeout", f.lead, f.timeout)}
 	}
 	if f.runID == "" {
-		f.runID = host.NewRunID(time.Now())
+		f.runID = bench.NewRunID(time.Now())
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
@@ -110,7 +110,7 @@ func completeRun(words []string, prev, cur string) []string {
 }
 
 // describeWorkload launches a workload plugin for its schema, or nil.
-func describeWorkload(name string) *host.Workload {
+func describeWorkload(name string) *bench.Workload {
 	s := newSession(nil, io.Discard, io.Discard)
 	defer s.close()
 	s.setLog(zerolog.Nop())

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/merge"
 )
 
@@ -81,7 +81,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if g.journal == "" {
 		return usageError{errors.New("--journal: required (the bench_journal.jsonl of a run)")}
 	}
-	out, err := merge.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: host.Exporters(r.exporters()), Log: log}.Run(context.Background())
+	out, err := merge.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: bench.Exporters(r.exporters()), Log: log}.Run(context.Background())
 	if err != nil {
 		return err
 	}

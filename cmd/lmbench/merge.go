@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/record"
 )
@@ -106,7 +106,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := merge.Merge{Sources: fs.Args(), Wait: g.wait, OnWait: func(msg string) { fmt.Fprintf(stderr, "lmbench merge: %s\n", msg) },
-		OutputDir: g.outputDir, Exporters: host.Exporters(r.exporters()), Partial: g.partial,
+		OutputDir: g.outputDir, Exporters: bench.Exporters(r.exporters()), Partial: g.partial,
 		Version: version, Log: log, Stdout: stdout}.Run(ctx)
 	if err != nil {
 		return err

@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/bench"
 )
 
 // aborted says why lmbench stopped the run, what else went wrong, and
 // where every finished request is, and returns the exit code: 1. When a
 // result file could not be written (a full disk fails the exporters
 // too), it says how to rebuild the files from the journal.
-func (s *session) aborted(res *host.Result) int {
+func (s *session) aborted(res *bench.Result) int {
 	why := "the run was stopped"
 	if res.Abort != nil {
 		why = res.Abort.Reason

@@ -4,17 +4,17 @@ import (
 	"context"
 	"os"
 
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 )
 
 // prepare has core prepare the run (built-in engine, model, tokens per GB,
 // the workload's Configure) from its Spec.
-func (s *session) prepare(ctx context.Context, r *resolved) (*host.Prepared, error) {
+func (s *session) prepare(ctx context.Context, r *resolved) (*bench.Prepared, error) {
 	if err := s.simEngine(r); err != nil {
 		return nil, usageError{err}
 	}
-	p, err := host.Prepare(ctx, host.Setup{
+	p, err := bench.Prepare(ctx, bench.Setup{
 		Spec: r.spec, Sim: r.sim, SimFlags: config.SimGiven(r.vals, config.LayerFlag),
 		Shard: r.shard.WorkloadShard(), ShardOrigin: r.vals.Origin(keyShard),
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
@@ -50,7 +50,7 @@ func (s *session) simEngine(r *resolved) error {
 // exportEntries is the run's portable configuration (config.Spec.Entries)
 // and, with the built-in engine, its settings: replaying the file starts
 // the same engine.
-func exportEntries(r *resolved, p *host.Prepared) []config.Entry {
+func exportEntries(r *resolved, p *bench.Prepared) []config.Entry {
 	out := r.spec.Entries(p.Found(r.wl))
 	if r.spec.Engine.Builtin {
 		out = append(out, config.SimEntries(r.sim)...)

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sim"
@@ -28,8 +28,8 @@ type session struct {
 	logOut         *ui.SwitchWriter
 	log            zerolog.Logger
 	hasLog         bool
-	plugins        *host.Plugins // nil until the logger is known
-	closers        []func()      // e.g. the built-in engine
+	plugins        *bench.Plugins // nil until the logger is known
+	closers        []func()       // e.g. the built-in engine
 	// journal is the running benchmark's journal, for a third Ctrl-C's
 	// message ("" until the run starts); set and read on other goroutines.
 	journal atomic.Pointer[string]
@@ -42,7 +42,7 @@ func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
 // setLog sets the session's logger, once.
 func (s *session) setLog(log zerolog.Logger) {
 	s.log, s.hasLog = log, true
-	s.plugins = host.NewPlugins(log, version)
+	s.plugins = bench.NewPlugins(log, version)
 }
 
 // close stops every plugin the session started.
@@ -64,8 +64,8 @@ type resolved struct {
 	// spec is the run's settings, typed and checked (config.Build), once
 	// the guided setup is done.
 	spec *config.Spec
-	wl   *host.Workload // nil when no workload was named
-	exps []*host.ExporterPlugin
+	wl   *bench.Workload // nil when no workload was named
+	exps []*bench.ExporterPlugin
 	// shard is the sharded run's settings (nil: not sharded), once
 	// checkShard has read them.
 	shard *shard.Part
@@ -190,8 +190,8 @@ func (s *session) strict(r *resolved, args []string, answers map[string]string) 
 }
 
 // plugins returns the workload (if any) and the exporters.
-func (r *resolved) plugins() []host.Plugin {
-	var out []host.Plugin
+func (r *resolved) plugins() []bench.Plugin {
+	var out []bench.Plugin
 	if r.wl != nil {
 		out = append(out, r.wl)
 	}
@@ -210,9 +210,9 @@ func (r *resolved) inUse() []string {
 	return out
 }
 
-// cliError makes a host.UsageError exit 2, as a mistake on the command line.
+// cliError makes a bench.UsageError exit 2, as a mistake on the command line.
 func cliError(err error) error {
-	var ue host.UsageError
+	var ue bench.UsageError
 	if errors.As(err, &ue) {
 		return usageError{err}
 	}
@@ -237,7 +237,9 @@ func (r *resolved) missing() (labels, keys []string) {
 
 // pluginOptions returns the values set for a plugin's options above its
 // own defaults (the plugin applies those itself).
-func (r *resolved) pluginOptions(l host.Plugin) protocol.Values { return r.vals.PluginValues(l.Name()) }
+func (r *resolved) pluginOptions(l bench.Plugin) protocol.Values {
+	return r.vals.PluginValues(l.Name())
+}
 
 // exporterOrigin is the flag an exporter came from.
 func exporterOrigin(byPath bool) string {

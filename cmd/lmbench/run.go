@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/host"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/record"
 )
@@ -103,7 +103,7 @@ func (s *session) fillIn(ctx context.Context, args []string, r *resolved) (_ *re
 }
 
 // exportConfig writes --export-config and says how to replay it.
-func exportConfig(stdout io.Writer, r *resolved, p *host.Prepared) (int, error) {
+func exportConfig(stdout io.Writer, r *resolved, p *bench.Prepared) (int, error) {
 	if err := config.Write(r.cli.exportConfig, exportEntries(r, p)); err != nil {
 		return exitFailed, err
 	}
@@ -147,7 +147,7 @@ func (s *session) noSetup(r *resolved) string {
 // execute runs the benchmark with the progress display the streams call
 // for: live on a terminal, a plain line every few seconds otherwise, none
 // with --quiet.
-func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hurry <-chan struct{}) (int, error) {
+func (s *session) execute(ctx context.Context, r *resolved, p *bench.Prepared, hurry <-chan struct{}) (int, error) {
 	spec, log, wl := r.spec, s.log, r.wl
 	ui.Banner(s.stdout, p.Configured, isTerminal(s.stdout))
 	log.Info().Msgf("Benchmark config: workload=%s, model=%s, kv_cache=%.1f GB, tokens_per_gb=%d",
@@ -160,19 +160,19 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 	}
 	sink, every := s.progressSink(ctx, spec.Output.Quiet)
 	if live, ok := sink.(*ui.LiveSink); ok {
-		// host.Execute closes the sink on a run; this covers the errors
+		// bench.Execute closes the sink on a run; this covers the errors
 		// before one starts (and a panic), so the log lines the display
 		// holds back are printed and the log goes back to stderr.
 		defer live.Close()
 	}
 	var shard *record.Shard
 	if r.shard != nil {
-		rate := host.RequestedRate(wl.Caps, p.Configured)
+		rate := bench.RequestedRate(wl.Caps, p.Configured)
 		if shard, err = r.shard.Start(ctx, cfgJSON, spec.Seed, rate, log); err != nil {
 			return exitFailed, err
 		}
 	}
-	res, err := host.Run(ctx, host.Bench{
+	res, err := bench.Run(ctx, bench.Job{
 		Spec: spec, Prepared: p, Workload: wl, Exporters: r.exporters(), Config: cfgJSON, Version: version,
 		Log: log, Stdout: s.stdout, Progress: sink, ProgressEvery: every, Hurry: hurry,
 		Part: r.shard.WorkloadShard(), Shard: shard, BeforePhase: r.shard.BeforePhase(shard, log),
@@ -186,7 +186,7 @@ func (s *session) execute(ctx context.Context, r *resolved, p *host.Prepared, hu
 
 // finished tells the barrier how a shard's run ended, writes the report
 // and uploads when asked to, and says how the run ended.
-func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (int, error) {
+func (s *session) finished(ctx context.Context, r *resolved, res *bench.Result) (int, error) {
 	switch {
 	case res.Abort != nil:
 		r.shard.Leave(string(res.Status)+": "+res.Abort.Reason, s.log)
@@ -230,17 +230,17 @@ func (s *session) finished(ctx context.Context, r *resolved, res *host.Result) (
 // progressSink picks the display (ui.Progress); the input echo it turns
 // off comes back when the session closes, also when the run fails before
 // the display opens.
-func (s *session) progressSink(ctx context.Context, quiet bool) (host.ProgressSink, time.Duration) {
+func (s *session) progressSink(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration) {
 	sink, every, restore := ui.Progress(ctx, s.stdin, s.stdout, s.stderr, s.logOut, quiet)
 	s.closers = append(s.closers, restore)
 	return sink, every
 }
 
 // exporters are the run's exporters, each configured from its options.
-func (r *resolved) exporters() []host.Exporter {
-	var out []host.Exporter
+func (r *resolved) exporters() []bench.Exporter {
+	var out []bench.Exporter
 	for _, e := range r.exps {
-		out = append(out, host.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
+		out = append(out, bench.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
 			Options: r.pluginOptions(e), Flag: r.vals.PluginOrigin(e.Prefix())})
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/core/host"
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/sweep"
@@ -53,7 +53,7 @@ func (pq *sweepParquet) combine(stderr io.Writer) sweep.Combiner {
 		c := merge.Combine{
 			TagKeys:     res.TagKeys(),
 			OutputDir:   dir,
-			Exporters:   host.Exporters{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: pq.options, Flag: func(o string) string { return "--parquet-" + o }}},
+			Exporters:   bench.Exporters{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: pq.options, Flag: func(o string) string { return "--parquet-" + o }}},
 			SummaryJSON: json.RawMessage(summary),
 			Log:         zerolog.Nop(),
 		}

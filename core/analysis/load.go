@@ -105,7 +105,7 @@ func NewRun(header record.Run, recs []record.Record, summaryJSON []byte) (*Run, 
 // (core/merge's summarize: the same Builder fed the same records, the
 // measured phase's clock from its earliest scheduled or submit time, the
 // percentiles the run's configuration names, marked interrupted). This
-// package reads journals through core/record rather than core/host so
+// package reads journals through core/record rather than core/bench so
 // that looking at results never loads the plugin machinery.
 func computeSummary(header record.Run, recs []record.Record) []byte {
 	var start time.Time

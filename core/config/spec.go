@@ -15,7 +15,7 @@ import (
 
 // Spec is one lmbench run, typed: lmbench run's own options as the
 // layered configuration resolved them, checked and normalised once. Build
-// makes it before any network traffic; the orchestration (core/host) runs
+// makes it before any network traffic; the orchestration (core/bench) runs
 // it; Entries records it. Every origin names the flag, key or variable a
 // value came from, for the errors that can only be found later (an engine
 // that does not answer, a model it does not serve).

@@ -6,7 +6,7 @@
 // and the sends keep a context of their own, so Ctrl-C stops the stepping
 // while what is in flight finishes (until Abandon).
 //
-// A run (core/host's Execute) and lmbench calibrate (core/overhead) both
+// A run (core/bench's Execute) and lmbench calibrate (core/overhead) both
 // dispatch through it:
 //
 //	tr := dispatch.New(ctx, sender, nil)

@@ -60,7 +60,7 @@ type Result struct {
 // MaxChunkTimes caps Result.ChunkTimes: 16,384 offsets (128 KiB) per
 // request at most. A longer answer keeps the times of its first chunks and
 // its full Chunks count. It equals record.MaxChunkOffsets (a test in
-// core/host keeps them equal; engine does not import record).
+// core/bench keeps them equal; engine does not import record).
 const MaxChunkTimes = 16384
 
 // TTFT is the time to first token in seconds, or -1 for a failed request

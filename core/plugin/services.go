@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+
 	"github.com/lmbench/lmbench/sdk/wire"
 
 	"context"

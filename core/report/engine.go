@@ -9,7 +9,7 @@ import (
 )
 
 // EngineMetrics is what the engine's own /metrics said over the run
-// (core/host scrapes and computes it; this package prints it). A figure
+// (core/bench scrapes and computes it; this package prints it). A figure
 // that is not defined (the engine has no such metric, a scrape failed) is
 // NaN, printed "n/a" and written null.
 type EngineMetrics struct {

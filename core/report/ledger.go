@@ -8,7 +8,7 @@ import (
 
 // CacheLedger is what the run found about the KV cache: the reset and its
 // check, and per phase the engine's per-request cached tokens beside its
-// /metrics hit counters, with the verdicts (core/host computes it).
+// /metrics hit counters, with the verdicts (core/bench computes it).
 type CacheLedger struct {
 	// Reset is --reset-cache and its check; nil when none was asked.
 	Reset   *CacheReset

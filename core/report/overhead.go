@@ -7,7 +7,7 @@ import (
 )
 
 // Overhead is the run's overhead certificate: how much latency lmbench's
-// own client may have added during the measured phase (core/host measures
+// own client may have added during the measured phase (core/bench measures
 // and judges it; this package prints it). Durations are milliseconds; a
 // figure that is not defined is NaN, printed "n/a" and written null.
 type Overhead struct {

@@ -19,6 +19,7 @@ import (
 
 func main() {
 	limit := flag.Int("max", 80, "longest function allowed, in lines")
+	top := flag.Int("top", 0, "instead: list the N longest functions and exit 0")
 	flag.Parse()
 	roots := flag.Args()
 	if len(roots) == 0 {
@@ -39,7 +40,11 @@ func main() {
 			if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasSuffix(p, ".pb.go") {
 				return nil
 			}
-			found, err := check(p, *limit)
+			lim := *limit
+			if *top > 0 {
+				lim = 0
+			}
+			found, err := check(p, lim)
 			long = append(long, found...)
 			return err
 		})
@@ -47,6 +52,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "funclen:", err)
 			os.Exit(2)
 		}
+	}
+	if *top > 0 {
+		printTop(long, *top)
+		return
 	}
 	sort.Strings(long)
 	for _, l := range long {
@@ -72,7 +81,7 @@ func check(path string, limit int) ([]string, error) {
 			continue
 		}
 		n := fset.Position(fd.Body.Rbrace).Line - fset.Position(fd.Pos()).Line + 1
-		if n <= limit || excused(fd.Doc) {
+		if n <= limit || (limit > 0 && excused(fd.Doc)) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s:%d: %s is %d lines", path, fset.Position(fd.Pos()).Line, name(fd), n))
@@ -112,4 +121,18 @@ func name(fd *ast.FuncDecl) string {
 		return id.Name + "." + fd.Name.Name
 	}
 	return fd.Name.Name
+}
+
+// printTop prints the n longest of found ("path:line: name is N lines"),
+// longest first, excused ones included.
+func printTop(found []string, n int) {
+	lines := func(s string) int {
+		var k int
+		fmt.Sscanf(s[strings.LastIndex(s, " is ")+4:], "%d", &k)
+		return k
+	}
+	sort.SliceStable(found, func(i, j int) bool { return lines(found[i]) > lines(found[j]) })
+	for _, l := range found[:min(n, len(found))] {
+		fmt.Println(l)
+	}
 }

@@ -1,4 +1,4 @@
-package host
+package bench
 
 import (
 	"context"
@@ -18,12 +18,12 @@ import (
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// Bench is a prepared run with what it runs with: its Spec, what Prepare
+// Job is a prepared run with what it runs with: its Spec, what Prepare
 // found, the plugins, and the CLI's display and signals. Run turns it
 // into the Plan Execute runs: the sender, the abort policy, the metrics
 // and reset plans and the summary's configuration are built here, from
 // the Spec, and nowhere else.
-type Bench struct {
+type Job struct {
 	Spec      *config.Spec
 	Prepared  *Prepared
 	Workload  *Workload
@@ -52,7 +52,7 @@ type Bench struct {
 // Run runs a prepared benchmark (see Execute for its errors and Result).
 // Spans are recorded when the OTEL_* environment asks for them
 // (core/telemetry), and flushed before Run returns.
-func Run(ctx context.Context, b Bench) (*Result, error) {
+func Run(ctx context.Context, b Job) (*Result, error) {
 	sender, err := engine.New(b.senderConfig())
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func Run(ctx context.Context, b Bench) (*Result, error) {
 }
 
 // plan is the Plan of the run, sending with sender.
-func (b Bench) plan(sender dispatch.Sender) Plan {
+func (b Job) plan(sender dispatch.Sender) Plan {
 	s, p, w := b.Spec, b.Prepared, b.Workload
 	block, from := b.blockSize()
 	return Plan{
@@ -94,7 +94,7 @@ func (b Bench) plan(sender dispatch.Sender) Plan {
 // engine, the Spec's limits, and a connection cap from the open-file
 // limit when none was given (halved with the built-in engine, which
 // serves the connections in this process).
-func (b Bench) senderConfig() engine.Config {
+func (b Job) senderConfig() engine.Config {
 	l, p := b.Spec.Limits, b.Prepared
 	n := l.MaxConnections
 	if n == 0 {
@@ -113,7 +113,7 @@ func (b Bench) senderConfig() engine.Config {
 
 // abortPolicy is the run's abort policy, its health probe aimed at the
 // prepared engine.
-func (b Bench) abortPolicy() abort.Policy {
+func (b Job) abortPolicy() abort.Policy {
 	l := b.Spec.Limits
 	return abort.Policy{
 		ConnectionFailures: l.AbortAfterFailures, FailureRate: l.AbortFailureRate, Window: l.AbortWindow,
@@ -123,7 +123,7 @@ func (b Bench) abortPolicy() abort.Policy {
 }
 
 // metrics is the engine-metrics plan, nil with --no-metrics.
-func (b Bench) metrics() *MetricsPlan {
+func (b Job) metrics() *MetricsPlan {
 	if b.Spec.Metrics.Off {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (b Bench) metrics() *MetricsPlan {
 }
 
 // reset is the run's --reset-cache, nil for never.
-func (b Bench) reset() *kvcache.ResetPlan {
+func (b Job) reset() *kvcache.ResetPlan {
 	if when := b.Spec.Cache.Reset; when != kvcache.ResetNever {
 		return &kvcache.ResetPlan{When: when, URL: b.Prepared.Engine.ResetURL}
 	}
@@ -141,7 +141,7 @@ func (b Bench) reset() *kvcache.ResetPlan {
 // blockSize is the ledger's block size and where it came from:
 // --block-size when given, else what /status reported, else with the
 // built-in engine its own, else the default.
-func (b Bench) blockSize() (int, string) {
+func (b Job) blockSize() (int, string) {
 	c := b.Spec.Cache
 	switch {
 	case c.BlockSizeSet:
@@ -155,7 +155,7 @@ func (b Bench) blockSize() (int, string) {
 }
 
 // requestedRate is this run's part of the rate the workload declared.
-func (b Bench) requestedRate() float64 {
+func (b Job) requestedRate() float64 {
 	rate := RequestedRate(b.Workload.Caps, b.Prepared.Configured)
 	if b.Part.Sharded() {
 		rate /= float64(b.Part.Count)
@@ -164,7 +164,7 @@ func (b Bench) requestedRate() float64 {
 }
 
 // maxConcurrency is this run's part of the run-wide cap (0: none).
-func (b Bench) maxConcurrency() int {
+func (b Job) maxConcurrency() int {
 	n := b.Spec.Load.MaxConcurrency
 	if !b.Part.Sharded() || n <= 0 {
 		return n

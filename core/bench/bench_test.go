@@ -1,4 +1,4 @@
-package host
+package bench
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-func benchOf(t *testing.T, environ ...string) Bench {
+func benchOf(t *testing.T, environ ...string) Job {
 	t.Helper()
 	v, err := config.NewRunRegistry().Load(config.Sources{Environ: environ, Partial: true})
 	if err != nil {
@@ -25,7 +25,7 @@ func benchOf(t *testing.T, environ ...string) Bench {
 	if spec.Engine.Builtin {
 		p.Engine = spec.Engine.Started("http://127.0.0.1:9")
 	}
-	return Bench{Spec: spec, Prepared: p, Workload: &Workload{}, Log: zerolog.Nop()}
+	return Job{Spec: spec, Prepared: p, Workload: &Workload{}, Log: zerolog.Nop()}
 }
 
 // The connection cap comes from the open-file limit unless given, halved
