@@ -39,7 +39,7 @@ const simFlagPrefix = "sim-"
 
 // hostRegistry returns a registry holding lmbench's own options.
 func hostRegistry() *config.Registry {
-	return config.NewRunRegistry(shardOptions(), uploadOptions(), config.SimOptions(simFlagPrefix))
+	return config.NewRunRegistry(config.SimOptions(simFlagPrefix))
 }
 
 // cliFlags are the flags that say what to do with the configuration

@@ -16,7 +16,7 @@ func (s *session) prepare(ctx context.Context, r *resolved) (*bench.Prepared, er
 	}
 	p, err := bench.Prepare(ctx, bench.Setup{
 		Spec: r.spec, Sim: r.sim, SimFlags: config.SimGiven(r.vals, config.LayerFlag),
-		Shard: r.shard.WorkloadShard(), ShardOrigin: r.vals.Origin(keyShard),
+		Shard: r.shard.WorkloadShard(), ShardOrigin: r.spec.Shard.Origin,
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.wl, Options: r.vals.PluginValues(r.wl.Name()), OptionOrigin: r.vals.PluginOrigin(r.wl.Prefix()),
 	}, s.log)

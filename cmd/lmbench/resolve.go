@@ -94,14 +94,15 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 		return nil, err
 	}
 	if !s.hasLog {
-		log, err := newLogger(s.logOut, v1.String(keyLogLevel), v1.String(keyLogFormat), isTerminal(s.stderr))
+		ch := config.ReadChoice(v1)
+		log, err := newLogger(s.logOut, ch.LogLevel, ch.LogFormat, isTerminal(s.stderr))
 		if err != nil {
 			return nil, err
 		}
 		s.setLog(log)
 	}
 	r := &resolved{cli: c1, fs: fs1, reg: reg1, vals: v1}
-	if c1.help && v1.String(keyWorkload) == "" && v1.String(keyWorkloadPlugin) == "" {
+	if ch := config.ReadChoice(v1); c1.help && ch.Workload == "" && ch.Plugin == "" {
 		return r, nil // help for every workload
 	}
 	if err := s.loadPlugins(r); err != nil {
@@ -115,16 +116,15 @@ func (s *session) resolve(args []string, answers map[string]string) (*resolved, 
 
 // loadPlugins starts the workload and the exporters the first pass named.
 func (s *session) loadPlugins(r *resolved) (err error) {
-	v := r.vals
-	workload, workloadPlugin := v.String(keyWorkload), v.String(keyWorkloadPlugin)
+	v, ch := r.vals, config.ReadChoice(r.vals)
 	switch {
-	case workload != "" && workloadPlugin != "":
+	case ch.Workload != "" && ch.Plugin != "":
 		return usageError{fmt.Errorf("%s and %s both name the workload (%q and %q): give one",
-			v.Origin(keyWorkload), v.Origin(keyWorkloadPlugin), workload, workloadPlugin)}
-	case workloadPlugin != "":
-		r.wl, err = s.plugins.Workload(workloadPlugin, true, v.Origin(keyWorkloadPlugin))
-	case workload != "":
-		r.wl, err = s.plugins.Workload(workload, false, v.Origin(keyWorkload))
+			ch.WorkloadOrigin, ch.PluginOrigin, ch.Workload, ch.Plugin)}
+	case ch.Plugin != "":
+		r.wl, err = s.plugins.Workload(ch.Plugin, true, ch.PluginOrigin)
+	case ch.Workload != "":
+		r.wl, err = s.plugins.Workload(ch.Workload, false, ch.WorkloadOrigin)
 	}
 	if err != nil {
 		return cliError(err)
@@ -219,21 +219,8 @@ func cliError(err error) error {
 	return err
 }
 
-// missing lists the required arguments still unset, as flag labels (for
-// messages) and config keys (for the guided setup), in the original's
-// order (spec §1.3).
-func (r *resolved) missing() (labels, keys []string) {
-	if r.vals.String(keyEngineURL) == "" {
-		labels, keys = append(labels, "--engine-url"), append(keys, keyEngineURL)
-	}
-	if r.wl == nil {
-		labels, keys = append(labels, "--workload"), append(keys, keyWorkload)
-	}
-	if !r.vals.Has(keyTokensPerGB) && !config.HasStatusSource(r.vals.String(keyLMCacheURL), r.vals.String(keyEngineURL)) {
-		labels, keys = append(labels, "--tokens-per-gb-kvcache or --lmcache-url"), append(keys, keyLMCacheURL, keyTokensPerGB)
-	}
-	return labels, keys
-}
+// missing lists the required arguments still unset (config.Missing).
+func (r *resolved) missing() (labels, keys []string) { return config.Missing(r.vals, r.wl != nil) }
 
 // pluginOptions returns the values set for a plugin's options above its
 // own defaults (the plugin applies those itself).

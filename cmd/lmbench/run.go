@@ -52,7 +52,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 	if r.spec, err = config.Build(r.vals); err != nil {
 		return exitFailed, err
 	}
-	if r.shard, err = checkShard(r.vals); err != nil {
+	if r.shard, err = checkShard(r.spec); err != nil {
 		return exitFailed, err
 	}
 	if r.shard != nil {
@@ -66,7 +66,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int,
 			r.shard.Leave(why, s.log)
 		}()
 	}
-	if r.upload, err = checkUpload(r.vals); err != nil {
+	if r.upload, err = checkUpload(r.spec); err != nil {
 		return exitFailed, err
 	}
 	if r.shard != nil && r.spec.Engine.Builtin {

@@ -43,7 +43,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if answers == nil {
 		answers = map[string]string{}
 	}
-	if out.Workload != "" && r.vals.String(keyWorkloadPlugin) == "" {
+	if out.Workload != "" && config.ReadChoice(r.vals).Plugin == "" {
 		answers[keyWorkload] = out.Workload
 	}
 	nr, err := s.resolve(args, answers)

@@ -166,8 +166,8 @@ func sweepConfig(sf sweepFlags, spec sweep.Spec, runArgs []string, stdin io.Read
 	load, loadErr := config.ReadLoad(r.vals)
 	cfg := sweep.Config{Spec: spec, OutputDir: config.ReadOutput(r.vals).Dir, SLO: load.SLO.String(), MinGood: sf.minGood,
 		Continue: sf.noStop, Search: sf.search, SearchSteps: sf.searchSteps, Log: stderr}
-	if r.vals.String(keyShard) != "" {
-		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", r.vals.Origin(keyShard))
+	if sh := config.ReadShard(r.vals); sh.Sharded() {
+		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", sh.Origin)
 	}
 	if pq := parquetOf(r); pq != nil {
 		cfg.Combine = pq.combine(stderr)

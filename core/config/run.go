@@ -111,10 +111,11 @@ func RunOptions() []Option {
 }
 
 // NewRunRegistry returns a registry holding lmbench run's own options
-// and extra (those whose concern lives elsewhere: the shard, the upload).
+// (the shard and upload options among them) and extra (the built-in
+// engine's, under the flag prefix its caller chose).
 func NewRunRegistry(extra ...[]Option) *Registry {
 	r := NewRegistry()
-	for _, o := range slices.Concat(append([][]Option{RunOptions()}, extra...)...) {
+	for _, o := range slices.Concat(append([][]Option{RunOptions(), shardOptions(), uploadOptions()}, extra...)...) {
 		if _, err := r.Add(o); err != nil {
 			panic(err) // a programming error in the declarations, caught by every test
 		}

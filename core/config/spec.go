@@ -49,6 +49,9 @@ type Spec struct {
 	Load        Load
 	Metrics     Metrics
 	Cache       Cache
+	// Shard is a sharded run's settings; Upload is --upload-to.
+	Shard  Shard
+	Upload Upload
 	// LogLevel and LogFormat are the log's (the CLI starts it before the
 	// rest is resolved).
 	LogLevel, LogFormat string
@@ -117,7 +120,7 @@ type Cache struct {
 // the value came from, what it was and what is expected.
 func Build(v *Values) (*Spec, error) {
 	s := &Spec{values: v}
-	for _, step := range []func(*Values) error{s.general, s.metrics, s.limits, s.load, s.engine} {
+	for _, step := range []func(*Values) error{s.general, s.metrics, s.limits, s.load, s.shards, s.engine} {
 		if err := step(v); err != nil {
 			return nil, err
 		}
