@@ -6,33 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/sdk/protocol"
 )
-
-// Option types, short.
-const (
-	tString   = protocol.OptionString
-	tInt      = protocol.OptionInt
-	tFloat    = protocol.OptionFloat
-	tBool     = protocol.OptionBool
-	tEnum     = protocol.OptionEnum
-	tDuration = protocol.OptionDuration
-)
-
-// Config keys the CLI names: the guided setup's fields (the run's
-// settings are read from its config.Spec).
-const (
-	keyEngineURL      = config.KeyEngineURL
-	keyLMCacheURL     = config.KeyLMCacheURL
-	keyWorkload       = config.KeyWorkload
-	keyWorkloadPlugin = config.KeyWorkloadPlugin
-	keyKVVolume       = config.KeyKVVolume
-	keyTokensPerGB    = config.KeyTokensPerGB
-	keyLogLevel       = config.KeyLogLevel
-	keyLogFormat      = config.KeyLogFormat
-)
-
-const generalGroup = config.GeneralGroup
 
 // simFlagPrefix starts the built-in engine's flags on lmbench run.
 const simFlagPrefix = "sim-"

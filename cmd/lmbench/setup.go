@@ -44,7 +44,7 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 		answers = map[string]string{}
 	}
 	if out.Workload != "" && config.ReadChoice(r.vals).Plugin == "" {
-		answers[keyWorkload] = out.Workload
+		answers[config.KeyWorkload] = out.Workload
 	}
 	nr, err := s.resolve(args, answers)
 	if err != nil {
@@ -66,8 +66,8 @@ func (s *session) setupForm(r *resolved, missing []string) ui.Setup {
 	var general []*config.Option
 	for _, o := range r.reg.Owned("") {
 		switch o.Key {
-		case keyWorkload, keyWorkloadPlugin: // chosen from the discovered plugins
-		case keyLogLevel, keyLogFormat: // the log is already running
+		case config.KeyWorkload, config.KeyWorkloadPlugin: // chosen from the discovered plugins
+		case config.KeyLogLevel, config.KeyLogFormat: // the log is already running
 		default:
 			if o.Group != config.SimGroup { // the built-in engine's: flags, variables and files only
 				general = append(general, o)

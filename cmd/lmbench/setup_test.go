@@ -109,7 +109,7 @@ func TestGuidedSetupExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Int("seed") != 9 || v.Int(keyTokensPerGB) != 4096 || v.Float(keyKVVolume) != 3 || v.String("model") != "fake-model" || v.String(keyWorkload) != "long-doc-qa" {
+	if v.Int("seed") != 9 || v.Int(config.KeyTokensPerGB) != 4096 || v.Float(config.KeyKVVolume) != 3 || v.String("model") != "fake-model" || v.String(config.KeyWorkload) != "long-doc-qa" {
 		b, _ := os.ReadFile(exportPath)
 		t.Errorf("exported:\n%s", b)
 	}
@@ -224,7 +224,7 @@ func TestFormFieldsRejectNonPositive(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := ui.FieldsOf(reg.Owned(""), v)
-	for _, key := range []string{keyKVVolume, keyTokensPerGB} {
+	for _, key := range []string{config.KeyKVVolume, config.KeyTokensPerGB} {
 		f := field(fs, key)
 		if f == nil {
 			t.Fatalf("no %s field", key)
@@ -252,7 +252,7 @@ func TestFormFieldsCheckURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := ui.FieldsOf(reg.Owned(""), v)
-	for _, key := range []string{keyEngineURL, keyLMCacheURL} {
+	for _, key := range []string{config.KeyEngineURL, config.KeyLMCacheURL} {
 		f := field(fs, key)
 		for bad, want := range map[string]string{
 			"notaurl:://x":    `has the scheme "notaurl:"; expected http:// or https://`,
@@ -270,7 +270,7 @@ func TestFormFieldsCheckURLs(t *testing.T) {
 			}
 		}
 	}
-	if err := field(fs, keyEngineURL).Validate("builtin"); err != nil {
+	if err := field(fs, config.KeyEngineURL).Validate("builtin"); err != nil {
 		t.Errorf("engine builtin: %v", err)
 	}
 }
