@@ -16,7 +16,6 @@ import (
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sim"
-	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // session is one lmbench command: its streams, its logger and the
@@ -221,12 +220,6 @@ func cliError(err error) error {
 
 // missing lists the required arguments still unset (config.Missing).
 func (r *resolved) missing() (labels, keys []string) { return config.Missing(r.vals, r.wl != nil) }
-
-// pluginOptions returns the values set for a plugin's options above its
-// own defaults (the plugin applies those itself).
-func (r *resolved) pluginOptions(l bench.Plugin) protocol.Values {
-	return r.vals.PluginValues(l.Name())
-}
 
 // exporterOrigin is the flag an exporter came from.
 func exporterOrigin(byPath bool) string {

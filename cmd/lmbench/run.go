@@ -241,7 +241,7 @@ func (r *resolved) exporters() []bench.Exporter {
 	var out []bench.Exporter
 	for _, e := range r.exps {
 		out = append(out, bench.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
-			Options: r.pluginOptions(e), Flag: r.vals.PluginOrigin(e.Prefix())})
+			Options: r.vals.PluginValues(e.Name()), Flag: r.vals.PluginOrigin(e.Prefix())})
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func parquetOf(r *resolved) *sweepParquet {
 		if e.Name() != "parquet" {
 			continue
 		}
-		opts := r.pluginOptions(e)
+		opts := r.vals.PluginValues(e.Name())
 		opts["file"] = sweep.ParquetName // beside the combined CSV, whatever each point's file is called
 		return &sweepParquet{path: e.Path, options: opts}
 	}

@@ -93,13 +93,6 @@ func (s *Spec) loadEntries() []Entry {
 	return out
 }
 
-// Tokenizer records the tokenizer a run used (what Prepare settled on),
-// so the recorded configuration names it.
-func (s *Spec) SetTokenizer(name string) error {
-	s.Tokenizer = name
-	return s.values.Set(keyTokenizer, name)
-}
-
 // PluginValues returns the values set for a plugin's options above its
 // own defaults (the plugin applies those itself), by option name.
 func (v *Values) PluginValues(plugin string) protocol.Values {

@@ -34,7 +34,7 @@ func TestReadRecorded(t *testing.T) {
 			got.Seed != c.seed || got.HasSeed != c.hasSeed {
 			t.Errorf("config %s: %+v", c.cfg, got)
 		}
-		if s := got.SLO.String(); s != c.slo && !(c.slo == "" && !got.SLO.Set()) {
+		if s := got.SLO.String(); s != c.slo {
 			t.Errorf("config %s: SLO %q, want %q", c.cfg, s, c.slo)
 		}
 	}

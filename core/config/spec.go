@@ -146,7 +146,7 @@ func (s *Spec) general(v *Values) error {
 	s.TokensPerGB, s.HasTokensPerGB, s.TokensOrigin = v.Int(KeyTokensPerGB), v.Has(KeyTokensPerGB), v.Origin(KeyTokensPerGB)
 	s.Seed = v.Int(keySeed)
 	s.Tokenizer, s.TokenizerOrigin = v.String(keyTokenizer), v.Origin(keyTokenizer)
-	s.Output = Output{Dir: v.String(keyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet)}
+	s.Output = ReadOutput(v)
 	s.Drain = v.Duration(keyDrain)
 	s.LogLevel, s.LogFormat = v.String(KeyLogLevel), v.String(KeyLogFormat)
 	return nil
@@ -276,11 +276,10 @@ func ReadLoad(v *Values) (Load, error) {
 	return s.Load, err
 }
 
-// ReadOutput reads the output options alone.
+// ReadOutput reads the output options alone (also before the rest can
+// be checked: the first pass learns from it whether csv is an exporter).
 func ReadOutput(v *Values) Output {
-	var s Spec
-	_ = s.general(v)
-	return s.Output
+	return Output{Dir: v.String(keyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet)}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among
