@@ -13,13 +13,14 @@ import (
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
-// The chat template of a tokenizer file is the chat_template of the
-// tokenizer_config.json beside it (Jinja), rendered with
-// ardanlabs/jinja: pure Go, no dependencies, written for LLM chat
-// templates and tested against current models' (Llama 3, Qwen 3, Gemma,
-// Mistral, DeepSeek, GPT-OSS); gonja v2, the general Jinja port, lacks
-// HF templates' raise_exception, strftime_now and Python string methods
-// out of the box.
+// The chat template of a tokenizer file is the chat_template.jinja
+// beside it (where current transformers saves it; it wins, as there) or
+// the chat_template of the tokenizer_config.json beside it (Jinja),
+// rendered with ardanlabs/jinja: pure Go, no dependencies, written for
+// LLM chat templates and tested against current models' (Llama 3, Qwen
+// 3, Gemma, Mistral, DeepSeek, GPT-OSS); gonja v2, the general Jinja
+// port, lacks HF templates' raise_exception, strftime_now and Python
+// string methods out of the box.
 
 // chatTemplate renders chats as the engine does: messages, the
 // generation prompt, and the config's bos and eos tokens.
@@ -30,15 +31,46 @@ type chatTemplate struct {
 }
 
 // loadChatTemplate reads the chat template beside a tokenizer.json; nil
-// (and no error) when there is no tokenizer_config.json or it has none.
+// (and no error) when there is none. The bos and eos tokens are the
+// tokenizer_config.json's, when there is one.
 func loadChatTemplate(tokenizerFile string) (*chatTemplate, error) {
-	file := filepath.Join(filepath.Dir(tokenizerFile), "tokenizer_config.json")
-	raw, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	dir := filepath.Dir(tokenizerFile)
+	cfg, err := readTokenizerConfig(filepath.Join(dir, "tokenizer_config.json"))
 	if err != nil {
 		return nil, err
+	}
+	file, src := cfg.file, cfg.template
+	jinjaFile := filepath.Join(dir, "chat_template.jinja")
+	switch raw, err := os.ReadFile(jinjaFile); {
+	case err == nil:
+		file, src = jinjaFile, string(raw)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if src == "" {
+		return nil, nil
+	}
+	tmpl, err := jinja.Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: chat_template: %w (remove it to count chats without a template)", file, err)
+	}
+	return &chatTemplate{file: file, tmpl: tmpl, bos: cfg.bos, eos: cfg.eos}, nil
+}
+
+// tokenizerConfig is what a tokenizer_config.json says of chats.
+type tokenizerConfig struct {
+	file, template, bos, eos string
+}
+
+// readTokenizerConfig reads a tokenizer_config.json; empty when there is
+// none.
+func readTokenizerConfig(file string) (tokenizerConfig, error) {
+	raw, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tokenizerConfig{}, nil
+	}
+	if err != nil {
+		return tokenizerConfig{}, err
 	}
 	var cfg struct {
 		ChatTemplate json.RawMessage `json:"chat_template"`
@@ -46,20 +78,13 @@ func loadChatTemplate(tokenizerFile string) (*chatTemplate, error) {
 		EOS          json.RawMessage `json:"eos_token"`
 	}
 	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return nil, fmt.Errorf("%s: expected a JSON object: %w", file, err)
+		return tokenizerConfig{}, fmt.Errorf("%s: expected a JSON object: %w", file, err)
 	}
 	src, err := templateSource(cfg.ChatTemplate)
 	if err != nil {
-		return nil, fmt.Errorf("%s: chat_template: %w", file, err)
+		return tokenizerConfig{}, fmt.Errorf("%s: chat_template: %w", file, err)
 	}
-	if src == "" {
-		return nil, nil
-	}
-	tmpl, err := jinja.Compile(src)
-	if err != nil {
-		return nil, fmt.Errorf("%s: chat_template: %w (remove tokenizer_config.json to count chats without it)", file, err)
-	}
-	return &chatTemplate{file: file, tmpl: tmpl, bos: tokenText(cfg.BOS), eos: tokenText(cfg.EOS)}, nil
+	return tokenizerConfig{file: file, template: src, bos: tokenText(cfg.BOS), eos: tokenText(cfg.EOS)}, nil
 }
 
 // templateSource is chat_template's text: a string, or the "default" of

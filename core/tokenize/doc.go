@@ -1,9 +1,9 @@
 // Package tokenize counts prompt tokens as the engine's tokenizer does,
 // for a workload with the tokenizer capability (--tokenizer): through the
 // engine's POST /tokenize (vLLM's shape), batched and cached; or with a
-// local Hugging Face tokenizer.json (sugarme/tokenizer, its Split and
-// ByteLevel pre-tokenizers matched by dlclark/regexp2 for look-ahead) and
-// the chat template of the tokenizer_config.json beside it (ardanlabs/jinja).
+// local Hugging Face tokenizer.json (read by core/hftok, exact to the
+// tokenizers crate) and the chat template beside it (chat_template.jinja
+// or the tokenizer_config.json's chat_template, by ardanlabs/jinja).
 //
 // [Check] vets a --tokenizer value before any network traffic; [Resolve]
 // picks the counter for a run and names it for the banner:

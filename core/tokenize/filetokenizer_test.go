@@ -40,9 +40,6 @@ func TestFileTokenizerCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tok.caveats != nil {
-		t.Errorf("caveats %q for a file that asks nothing unsupported", tok.caveats)
-	}
 	var texts []string
 	var want []int
 	for s, n := range fileCounts {
@@ -63,7 +60,8 @@ func TestFileTokenizerCounts(t *testing.T) {
 }
 
 // TestFileTokenizerByteLevelRegex: a GPT-2-style file (ByteLevel with its
-// own pattern, look-ahead included) counts alike; a directory holding
+// own pattern, look-ahead included; ignore_merges, an rstrip added
+// token) counts alike; a directory holding
 // tokenizer.json is read as the file; with no tokenizer_config.json beside
 // it a chat is its messages plus the stated overhead, and the name says so.
 func TestFileTokenizerByteLevelRegex(t *testing.T) {
@@ -98,11 +96,46 @@ func TestFileTokenizerByteLevelRegex(t *testing.T) {
 	if d := cmp.Diff(protocol.TokenCounts{Texts: []int{3, 2, 4}, Chats: []int{1 + 2 + 2*5 + 3}}, got); d != "" {
 		t.Errorf("counts of %q (-want +got):\n%s", texts, d)
 	}
-	if d := cmp.Diff([]string{"model.ignore_merges", "added tokens' lstrip/rstrip"}, tok.caveats); d != "" {
-		t.Errorf("caveats (-want +got):\n%s", d)
-	}
 	if want := "file:" + dir + " (no chat template)"; tok.name() != want {
 		t.Errorf("name %q, want %q", tok.name(), want)
+	}
+}
+
+// TestChatTemplateJinja: a chat_template.jinja beside the file wins over
+// the tokenizer_config.json's chat_template, whose bos_token it still
+// gets, as transformers reads them.
+func TestChatTemplateJinja(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmpl := "{{ bos_token }}{% for m in messages %}{{ m.content }}<|im_end|>{% endfor %}"
+	if err := os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"bos_token": "<|endoftext|>", "chat_template": "{{ raise_exception('the config template was used') }}"}`
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := loadFileTokenizer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := protocol.Chat{Messages: []protocol.ChatMessage{{Role: "user", Content: "hello world"}}}
+	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Chats: []protocol.Chat{chat}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "<|endoftext|>" "hello" " world" "<|im_end|>"
+	if want := []int{4}; !cmp.Equal(want, got.Chats) {
+		t.Errorf("chat counts %v, want %v", got.Chats, want)
 	}
 }
 
