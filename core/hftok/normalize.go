@@ -19,18 +19,9 @@ func newNormalizer(cfg map[string]any) (normalizer, error) {
 	typ, _ := cfg["type"].(string)
 	switch typ {
 	case "Sequence":
-		list, _ := cfg["normalizers"].([]any)
-		var seq []normalizer
-		for i, c := range list {
-			m, ok := c.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("normalizers[%d]: expected an object, got %v", i, c)
-			}
-			n, err := newNormalizer(m)
-			if err != nil {
-				return nil, fmt.Errorf("normalizers[%d]: %w", i, err)
-			}
-			seq = append(seq, n)
+		seq, err := buildAll(cfg, "normalizers", newNormalizer)
+		if err != nil {
+			return nil, err
 		}
 		return func(s string) (string, error) {
 			var err error
@@ -84,6 +75,24 @@ func newNormalizer(cfg map[string]any) (normalizer, error) {
 		return newReplace(cfg)
 	}
 	return nil, fmt.Errorf("unsupported normalizer type %q (supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Prepend, Replace)", typ)
+}
+
+// buildAll builds the objects of a Sequence's list field.
+func buildAll[T any](cfg map[string]any, field string, build func(map[string]any) (T, error)) ([]T, error) {
+	list, _ := cfg[field].([]any)
+	var out []T
+	for i, c := range list {
+		m, ok := c.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d]: expected an object, got %v", field, i, c)
+		}
+		x, err := build(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 func plain(f func(string) string) normalizer {

@@ -199,18 +199,9 @@ func newPreTokenizer(cfg map[string]any) (preTokenizer, error) {
 	typ, _ := cfg["type"].(string)
 	switch typ {
 	case "Sequence":
-		list, _ := cfg["pretokenizers"].([]any)
-		var seq []preTokenizer
-		for i, c := range list {
-			m, ok := c.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("pretokenizers[%d]: expected an object, got %v", i, c)
-			}
-			p, err := newPreTokenizer(m)
-			if err != nil {
-				return nil, fmt.Errorf("pretokenizers[%d]: %w", i, err)
-			}
-			seq = append(seq, p)
+		seq, err := buildAll(cfg, "pretokenizers", newPreTokenizer)
+		if err != nil {
+			return nil, err
 		}
 		return func(ps []piece) ([]piece, error) {
 			var err error

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -67,7 +68,7 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tk, err := hftok.Load(file)
+	tk, err := readTokenizerFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,45 @@ func loadFileTokenizer(path string) (*fileTokenizer, error) {
 		return nil, err
 	}
 	return &fileTokenizer{path: path, chat: chat, tk: tk, cache: map[string]int{}}, nil
+}
+
+// readFiles keeps the tokenizer files read, so that a run's Check and
+// Resolve read a file (a second or more for Gemma's) once; an entry
+// holds while the file's size and modification time do.
+var readFiles struct {
+	sync.Mutex
+	m map[string]readFile
+}
+
+type readFile struct {
+	size int64
+	mod  time.Time
+	tk   *hftok.Tokenizer
+}
+
+func readTokenizerFile(file string) (*hftok.Tokenizer, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	key, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	readFiles.Lock()
+	defer readFiles.Unlock()
+	if r, ok := readFiles.m[key]; ok && r.size == st.Size() && r.mod.Equal(st.ModTime()) {
+		return r.tk, nil
+	}
+	tk, err := hftok.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	if readFiles.m == nil {
+		readFiles.m = map[string]readFile{}
+	}
+	readFiles.m[key] = readFile{size: st.Size(), mod: st.ModTime(), tk: tk}
+	return tk, nil
 }
 
 // countText is one text's tokens, without special tokens added; an

@@ -219,3 +219,30 @@ func BenchmarkFileTokenizerDocument(b *testing.B) {
 		}
 	}
 }
+
+// TestReadTokenizerFileOnce: Check then Resolve read a file once; a
+// file changed since is read again.
+func TestReadTokenizerFileOnce(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/tokenizer.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := readTokenizerFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readTokenizerFile(file); err != nil || b != a {
+		t.Errorf("second read: %p, %v; want the first's %p", b, err, a)
+	}
+	if err := os.WriteFile(file, append(raw, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := readTokenizerFile(file); err != nil || c == a {
+		t.Errorf("read after a change: %p, %v; want a new tokenizer", c, err)
+	}
+}
