@@ -149,18 +149,35 @@ func literalIndex(s, lit string) [][]int {
 	}
 }
 
-// splitter splits by a pattern: a regexp2 expression (look-ahead,
-// \p{..}, (?i:..), as Oniguruma reads the crate's) or a literal.
+// splitter splits by a pattern: one of pattern.go's, else a regexp2
+// expression (look-ahead, \p{..}, (?i:..), as Oniguruma reads the
+// crate's), or a literal.
 type splitter struct {
+	pat *pattern
 	re  *regexp2.Regexp
 	lit string
 }
 
-func (sp splitter) index(s string) ([][]int, error) {
-	if sp.re == nil {
-		return literalIndex(s, sp.lit), nil
+// compileSplitter is the splitter of a regular expression.
+func compileSplitter(expr string) (splitter, error) {
+	if pt, err := parsePattern(expr); err == nil {
+		return splitter{pat: pt}, nil
 	}
-	return sp.re.FindAllStringIndex(s, -1)
+	re, err := regexp2.Compile(expr)
+	if err != nil {
+		return splitter{}, fmt.Errorf("pattern %q: %w", expr, err)
+	}
+	return splitter{re: re}, nil
+}
+
+func (sp splitter) index(s string) ([][]int, error) {
+	switch {
+	case sp.pat != nil:
+		return sp.pat.findAll(s), nil
+	case sp.re != nil:
+		return sp.re.FindAllStringIndex(s, -1)
+	}
+	return literalIndex(s, sp.lit), nil
 }
 
 func (sp splitter) split(pieces []piece, b behavior, invert bool) ([]piece, error) {
@@ -184,11 +201,7 @@ func newSplitter(pattern any) (splitter, error) {
 	if !ok {
 		return splitter{}, fmt.Errorf("expected pattern {String} or {Regex}, got %v", pattern)
 	}
-	re, err := regexp2.Compile(expr)
-	if err != nil {
-		return splitter{}, fmt.Errorf("pattern %q: %w", expr, err)
-	}
-	return splitter{re: re}, nil
+	return compileSplitter(expr)
 }
 
 // gpt2Pattern is the ByteLevel pre-tokenizer's own split (GPT-2's).
@@ -224,7 +237,7 @@ func newPreTokenizer(cfg map[string]any) (preTokenizer, error) {
 		invert, _ := cfg["invert"].(bool)
 		return func(ps []piece) ([]piece, error) { return sp.split(ps, b, invert) }, nil
 	case "ByteLevel":
-		return newByteLevel(cfg), nil
+		return newByteLevel(cfg)
 	case "Metaspace":
 		return newMetaspace(cfg)
 	case "Digits":
@@ -242,11 +255,15 @@ func newPreTokenizer(cfg map[string]any) (preTokenizer, error) {
 // newByteLevel is the ByteLevel pre-tokenizer: an optional leading
 // space, GPT-2's split unless use_regex is false, then every byte as
 // its printable stand-in.
-func newByteLevel(cfg map[string]any) preTokenizer {
+func newByteLevel(cfg map[string]any) (preTokenizer, error) {
 	prefix, _ := cfg["add_prefix_space"].(bool)
 	var sp *splitter
 	if use, ok := cfg["use_regex"].(bool); !ok || use { // absent means true, as in the crate
-		sp = &splitter{re: regexp2.MustCompile(gpt2Pattern)}
+		gpt2, err := compileSplitter(gpt2Pattern)
+		if err != nil {
+			return nil, err
+		}
+		sp = &gpt2
 	}
 	return func(ps []piece) ([]piece, error) {
 		if prefix {
@@ -266,7 +283,7 @@ func newByteLevel(cfg map[string]any) preTokenizer {
 			ps[i].s = byteLevelString(p.s)
 		}
 		return ps, nil
-	}
+	}, nil
 }
 
 // byteChars is GPT-2's bytes_to_unicode: printable bytes stand for
