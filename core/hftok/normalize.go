@@ -23,15 +23,7 @@ func newNormalizer(cfg map[string]any) (normalizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(s string) (string, error) {
-			var err error
-			for _, n := range seq {
-				if s, err = n(s); err != nil {
-					return "", err
-				}
-			}
-			return s, nil
-		}, nil
+		return chain(seq), nil
 	case "NFC":
 		return plain(norm.NFC.String), nil
 	case "NFD":
@@ -75,6 +67,19 @@ func newNormalizer(cfg map[string]any) (normalizer, error) {
 		return newReplace(cfg)
 	}
 	return nil, fmt.Errorf("unsupported normalizer type %q (supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Prepend, Replace)", typ)
+}
+
+// chain applies fs in turn: a Sequence.
+func chain[T any, F ~func(T) (T, error)](fs []F) F {
+	return func(x T) (T, error) {
+		var err error
+		for _, f := range fs {
+			if x, err = f(x); err != nil {
+				return x, err
+			}
+		}
+		return x, nil
+	}
 }
 
 // buildAll builds the objects of a Sequence's list field.

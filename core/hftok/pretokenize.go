@@ -216,15 +216,7 @@ func newPreTokenizer(cfg map[string]any) (preTokenizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(ps []piece) ([]piece, error) {
-			var err error
-			for _, p := range seq {
-				if ps, err = p(ps); err != nil {
-					return nil, err
-				}
-			}
-			return ps, nil
-		}, nil
+		return chain(seq), nil
 	case "Split":
 		sp, err := newSplitter(cfg["pattern"])
 		if err != nil {
