@@ -10,6 +10,7 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
@@ -72,7 +73,7 @@ func complete(args []string) []string {
 // workload's included), workload and exporter names, enum values; nothing
 // (so the shell offers file names) for paths.
 func completeRun(words []string, prev, cur string) []string {
-	reg := hostRegistry()
+	reg := config.HostRegistry()
 	workload := ""
 	for i, w := range words[:len(words)-1] {
 		if v, ok := strings.CutPrefix(w, "--workload="); ok {
@@ -86,8 +87,8 @@ func completeRun(words []string, prev, cur string) []string {
 			reg.AddPlugin(l.Name(), l.Prefix(), l.Options())
 		}
 	}
-	var c cliFlags
-	fs := runFlags(reg, &c)
+	var c config.RunFlags
+	fs := config.RunFlagSet(reg, &c)
 	if strings.HasPrefix(prev, "--") && !strings.HasPrefix(cur, "-") {
 		switch name := strings.TrimPrefix(prev, "--"); name {
 		case "workload":
@@ -112,9 +113,9 @@ func completeRun(words []string, prev, cur string) []string {
 // describeWorkload launches a workload plugin for its schema, or nil.
 func describeWorkload(name string) *bench.Workload {
 	s := newSession(nil, io.Discard, io.Discard)
-	defer s.close()
-	s.setLog(zerolog.Nop())
-	l, err := s.plugins.Workload(name, false, "--workload")
+	defer s.Close()
+	s.SetLog(zerolog.Nop())
+	l, err := s.Plugins.Workload(name, false, "--workload")
 	if err != nil {
 		return nil
 	}

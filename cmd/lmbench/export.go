@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/merge"
 )
 
@@ -59,8 +59,8 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	}
 
 	s := newSession(nil, stdout, stderr)
-	s.setLog(log)
-	defer s.close()
+	s.SetLog(log)
+	defer s.Close()
 	paths := g.exporterPlugin
 	g = exportFlags{} // parsed again, strictly
 	r, fs, err := s.exporterFlags("lmbench export", names, paths, g.register, args)
@@ -75,13 +75,13 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
 	}
-	if r.vals, err = r.reg.Load(config.Sources{Flags: fs}); err != nil {
+	if r.Values, err = r.Registry.Load(config.Sources{Flags: fs}); err != nil {
 		return err
 	}
 	if g.journal == "" {
 		return usageError{errors.New("--journal: required (the bench_journal.jsonl of a run)")}
 	}
-	out, err := merge.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: bench.Exporters(r.exporters()), Log: log}.Run(context.Background())
+	out, err := merge.Reexport{Journal: g.journal, OutputDir: g.outputDir, Exporters: r.ExporterJobs(), Log: log}.Run(context.Background())
 	if err != nil {
 		return err
 	}
@@ -101,24 +101,24 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 // flag strictly with their options (their LMBENCH_* variables apply too,
 // as in a run): the second pass of lmbench export and merge, whose own
 // flags register adds.
-func (s *session) exporterFlags(name string, names, paths []string, register func(*pflag.FlagSet), args []string) (*resolved, *pflag.FlagSet, error) {
-	r := &resolved{reg: config.NewRegistry()}
+func (s *session) exporterFlags(name string, names, paths []string, register func(*pflag.FlagSet), args []string) (*invocation.Resolved, *pflag.FlagSet, error) {
+	r := &invocation.Resolved{Registry: config.NewRegistry()}
 	for i, n := range append(slices.Clone(names), paths...) {
-		e, err := s.plugins.Exporter(n, exporterOrigin(i >= len(names)))
+		e, err := s.Plugins.Exporter(n, invocation.ExporterOrigin(i >= len(names)))
 		if err != nil {
 			return nil, nil, cliError(err)
 		}
-		r.exps = append(r.exps, e)
+		r.Exporters = append(r.Exporters, e)
 	}
-	for _, e := range r.exps {
-		if _, err := r.reg.AddPlugin(e.Name(), e.Prefix(), e.Options()); err != nil {
+	for _, e := range r.Exporters {
+		if _, err := r.Registry.AddPlugin(e.Name(), e.Prefix(), e.Options()); err != nil {
 			return nil, nil, err
 		}
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	register(fs)
-	r.reg.RegisterFlags(fs, func(*config.Option) bool { return true })
+	r.Registry.RegisterFlags(fs, func(*config.Option) bool { return true })
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, usageError{err}
 	}

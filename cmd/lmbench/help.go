@@ -10,27 +10,28 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // helpAll prints run's help with every discovered workload's flags.
 func (s *session) helpAll(w io.Writer) error {
-	var c cliFlags
-	fs := runFlags(hostRegistry(), &c)
+	var c config.RunFlags
+	fs := config.RunFlagSet(config.HostRegistry(), &c)
 	fmt.Fprintln(w, ui.RunUsage)
-	ui.GeneralFlags(w, fs, simFlagPrefix)
+	ui.GeneralFlags(w, fs, config.SimFlagPrefix)
 	var found []plugin.Candidate
 	for _, c := range plugin.Discover("workload", plugin.SearchDirs()) {
 		if c.Refused != "" {
-			s.log.Warn().Str("plugin", c.Path).Msg("not run: " + c.Refused)
+			s.Log.Warn().Str("plugin", c.Path).Msg("not run: " + c.Refused)
 			continue
 		}
 		found = append(found, c)
 	}
-	for _, l := range s.plugins.DescribeAll(found, time.Minute) {
+	for _, l := range s.Plugins.DescribeAll(found, time.Minute) {
 		reg := config.NewRegistry()
 		if _, err := reg.AddPlugin(l.Name, l.Prefix, l.Options); err != nil {
-			s.log.Warn().Err(err).Msg("skipping plugin")
+			s.Log.Warn().Err(err).Msg("skipping plugin")
 			continue
 		}
 		wfs := pflag.NewFlagSet(l.Name, pflag.ContinueOnError)
@@ -47,10 +48,10 @@ func (s *session) helpAll(w io.Writer) error {
 }
 
 // printRunHelp prints run's help for the chosen workload and exporters.
-func printRunHelp(w io.Writer, r *resolved) {
+func printRunHelp(w io.Writer, r *invocation.Resolved) {
 	var sections []ui.PluginFlags
-	for _, l := range r.plugins() {
+	for _, l := range r.Plugins() {
 		sections = append(sections, ui.PluginFlags{Kind: l.Kind(), Name: l.Name(), Summary: l.Summary()})
 	}
-	ui.RunHelp(w, r.fs, r.reg, simFlagPrefix, sections)
+	ui.RunHelp(w, r.FlagSet, r.Registry, config.SimFlagPrefix, sections)
 }

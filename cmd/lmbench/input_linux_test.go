@@ -62,13 +62,13 @@ func TestLiveDisplayHushesInput(t *testing.T) {
 			s := newSession(tty, tty, io.Discard)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			sink, _ := s.progressSink(ctx, false)
+			sink, _ := s.display(nil).Progress(ctx, false)
 			if sink == nil || echoes(t, tty) {
 				t.Fatalf("sink %v, echo on during the live display", sink)
 			}
 			if how == "session end" {
 				// The run failed before the display was opened and closed.
-				s.close()
+				s.Close()
 				if !echoes(t, tty) {
 					t.Error("echo still off after the session ended")
 				}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/record"
@@ -88,15 +87,15 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 		names = []string{"csv", "parquet"}
 	}
 	s := newSession(nil, stdout, stderr)
-	s.setLog(log)
-	defer s.close()
+	s.SetLog(log)
+	defer s.Close()
 	paths := g.exporterPlugin
 	g = mergeFlags{} // parsed again, strictly
 	r, fs, err := s.exporterFlags("lmbench merge", names, paths, g.register, args)
 	if err != nil {
 		return err
 	}
-	if r.vals, err = r.reg.Load(config.Sources{Flags: fs}); err != nil {
+	if r.Values, err = r.Registry.Load(config.Sources{Flags: fs}); err != nil {
 		return err
 	}
 	up, err := checkMerge(fs, g)
@@ -106,7 +105,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := merge.Merge{Sources: fs.Args(), Wait: g.wait, OnWait: func(msg string) { fmt.Fprintf(stderr, "lmbench merge: %s\n", msg) },
-		OutputDir: g.outputDir, Exporters: bench.Exporters(r.exporters()), Partial: g.partial,
+		OutputDir: g.outputDir, Exporters: r.ExporterJobs(), Partial: g.partial,
 		Version: version, Log: log, Stdout: stdout}.Run(ctx)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 )
 
 // runSetup and interactive are swapped by tests, which have no terminal.
@@ -24,7 +26,7 @@ const defaultExportPath = "bench_config.json"
 // (the workload's built from its option schema), then resolves the
 // configuration again with the answers as the top layer. cancelled is
 // true when the person cancelled the form.
-func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, missing []string) (_ *resolved, cancelled bool, _ error) {
+func (s *session) guidedSetup(ctx context.Context, args []string, r *invocation.Resolved, missing []string) (_ *invocation.Resolved, cancelled bool, _ error) {
 	setup := s.setupForm(r, missing)
 	// Log lines (a plugin starting, say) would tear the form: hold them
 	// until it is gone.
@@ -43,18 +45,15 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 	if answers == nil {
 		answers = map[string]string{}
 	}
-	if out.Workload != "" && config.ReadChoice(r.vals).Plugin == "" {
+	if out.Workload != "" && config.ReadChoice(r.Values).Plugin == "" {
 		answers[config.KeyWorkload] = out.Workload
 	}
-	nr, err := s.resolve(args, answers)
+	nr, err := s.Resolve(args, answers)
 	if err != nil {
-		return nil, false, err
+		return nil, false, cliError(err)
 	}
 	if out.Action == ui.ActionExport {
-		nr.cli.exportConfig = out.ExportPath
-		if nr.cli.exportConfig == "" {
-			nr.cli.exportConfig = defaultExportPath
-		}
+		nr.Flags.ExportConfig = cmp.Or(out.ExportPath, defaultExportPath)
 	}
 	return nr, false, nil
 }
@@ -62,9 +61,9 @@ func (s *session) guidedSetup(ctx context.Context, args []string, r *resolved, m
 // setupForm is the guided setup's form: what is missing, the general
 // options (the workload is chosen from the discovered plugins, the log is
 // already running) and each workload's options, pre-filled.
-func (s *session) setupForm(r *resolved, missing []string) ui.Setup {
+func (s *session) setupForm(r *invocation.Resolved, missing []string) ui.Setup {
 	var general []*config.Option
-	for _, o := range r.reg.Owned("") {
+	for _, o := range r.Registry.Owned("") {
 		switch o.Key {
 		case config.KeyWorkload, config.KeyWorkloadPlugin: // chosen from the discovered plugins
 		case config.KeyLogLevel, config.KeyLogFormat: // the log is already running
@@ -76,42 +75,26 @@ func (s *session) setupForm(r *resolved, missing []string) ui.Setup {
 	}
 	setup := ui.Setup{
 		Missing:            missing,
-		General:            ui.FieldsOf(general, r.vals),
+		General:            ui.FieldsOf(general, r.Values),
 		Workloads:          pluginNames("workload"),
 		ExportPath:         defaultExportPath,
 		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {
-			if _, err := config.Parser(path); err != nil {
-				return err
-			}
-			return nil
+			_, err := config.Parser(path)
+			return err
 		},
 		WorkloadFields: func(name string) ([]ui.Field, error) {
-			if r.wl != nil && r.wl.Name() == name {
-				return ui.FieldsOf(r.reg.Owned(name), r.vals), nil
-			}
-			l, err := s.plugins.Workload(name, false, "workload")
-			if err != nil {
-				return nil, err
-			}
-			reg := config.NewRegistry()
-			opts, err := reg.AddPlugin(l.Name(), l.Prefix(), l.Options())
-			if err != nil {
-				return nil, err
-			}
-			// The file and environment may already set this workload's options.
-			v, err := reg.Load(config.Sources{File: r.cli.config, Partial: true})
+			// The file and environment may already set its options.
+			opts, v, err := s.WorkloadOptions(r, name)
 			if err != nil {
 				return nil, err
 			}
 			return ui.FieldsOf(opts, v), nil
 		},
 	}
-	if r.wl != nil {
-		setup.Workload = r.wl.Name()
+	if r.Workload != nil {
+		setup.Workload = r.Workload.Name()
 	}
-	if r.cli.exportConfig != "" {
-		setup.ExportPath = r.cli.exportConfig
-	}
+	setup.ExportPath = cmp.Or(r.Flags.ExportConfig, setup.ExportPath)
 	return setup
 }

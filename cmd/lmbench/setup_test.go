@@ -104,7 +104,7 @@ func TestGuidedSetupExport(t *testing.T) {
 	if len(eng.requests()) != 0 {
 		t.Error("export ran the benchmark")
 	}
-	reg := hostRegistry()
+	reg := config.HostRegistry()
 	v, err := reg.Load(config.Sources{File: exportPath, Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -149,12 +149,12 @@ func TestLogsHeldDuringSetup(t *testing.T) {
 	var duringForm int
 	s := newSession(strings.NewReader(""), io.Discard, &stderr)
 	fakeForm(t, func(ui.Setup) ui.Outcome {
-		s.log.Warn().Msg("logged while the form is up")
+		s.Log.Warn().Msg("logged while the form is up")
 		duringForm = stderr.Len()
 		return ui.Outcome{Action: ui.ActionCancel}
 	})
-	defer s.close()
-	r, err := s.resolve([]string{"--workload", "random-prefill", "--log-format", "console"}, nil)
+	defer s.Close()
+	r, err := s.Resolve([]string{"--workload", "random-prefill", "--log-format", "console"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestLiveSinkLogLevels(t *testing.T) {
 // The form rejects a zero or negative KV cache volume or tokens per GB on
 // the spot, instead of failing after the person has finished it.
 func TestFormFieldsRejectNonPositive(t *testing.T) {
-	reg := hostRegistry()
+	reg := config.HostRegistry()
 	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestFormFieldsRejectNonPositive(t *testing.T) {
 // A malformed engine or LMCache URL is refused in the form; the forms the
 // run accepts (a bare port, host:port, builtin for the engine) pass.
 func TestFormFieldsCheckURLs(t *testing.T) {
-	reg := hostRegistry()
+	reg := config.HostRegistry()
 	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)

@@ -32,9 +32,9 @@ const (
 	KeyWorkloadPlugin = "workload_plugin"
 	KeyKVVolume       = "kv_cache_volume"
 	KeyTokensPerGB    = "tokens_per_gb_kvcache"
-	keyOutputDir      = "output_dir"
+	KeyOutputDir      = "output_dir"
 	keyNoCSV          = "no_csv"
-	keyJSON           = "json"
+	KeyJSON           = "json"
 	keyQuiet          = "quiet"
 	KeyLogLevel       = "log_level"
 	KeyLogFormat      = "log_format"
@@ -150,11 +150,11 @@ func generalOptions() []Option {
 		{Key: KeyKVVolume, Type: tFloat, Default: 100.0, Label: "KV cache volume (GB)", Group: GeneralGroup,
 			Help: "Target active KV cache in GB."},
 		{Key: keySeed, Type: tInt, Default: int64(42), Label: "Random seed", Group: GeneralGroup, Help: "Random seed."},
-		{Key: keyOutputDir, Type: tString, Default: ".", Label: "Output directory", Group: GeneralGroup,
+		{Key: KeyOutputDir, Type: tString, Default: ".", Label: "Output directory", Group: GeneralGroup,
 			Help: "Directory for output files."},
 		{Key: keyNoCSV, Type: tBool, Default: false, Label: "Skip CSV export", Group: GeneralGroup, Advanced: true,
 			Help: "Skip CSV export."},
-		{Key: keyJSON, Type: tBool, Default: false, Label: "Export JSON summary", Group: GeneralGroup, Aliases: []string{"export_json"},
+		{Key: KeyJSON, Type: tBool, Default: false, Label: "Export JSON summary", Group: GeneralGroup, Aliases: []string{"export_json"},
 			Help: "Export JSON summary (bench_summary.json)."},
 		{Key: keyQuiet, Short: "q", Type: tBool, Default: false, Label: "Quiet", Group: GeneralGroup, Advanced: true,
 			Help: "Suppress the progress display."},

@@ -279,7 +279,7 @@ func ReadLoad(v *Values) (Load, error) {
 // ReadOutput reads the output options alone (also before the rest can
 // be checked: the first pass learns from it whether csv is an exporter).
 func ReadOutput(v *Values) Output {
-	return Output{Dir: v.String(keyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(keyJSON), Quiet: v.Bool(keyQuiet)}
+	return Output{Dir: v.String(KeyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet)}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among

@@ -140,3 +140,22 @@ func judge(p *Point, dir string, minGood float64, hasSLO bool) {
 func good(p Point) bool {
 	return p.Status == Completed && !p.Saturated && p.MeetsSLO != nil && *p.MeetsSLO
 }
+
+// ExitCode is the sweep's exit code: when it ended early, that of the
+// point that ended it (failed or interrupted, the last; 1 when none ran);
+// otherwise 1 when a point had failed requests (its rows say which), 0
+// when none had.
+func (r *Result) ExitCode() int {
+	if !r.Complete {
+		if len(r.Points) == 0 {
+			return 1
+		}
+		return r.Points[len(r.Points)-1].ExitCode
+	}
+	for _, p := range r.Points {
+		if p.ExitCode != 0 {
+			return 1
+		}
+	}
+	return 0
+}

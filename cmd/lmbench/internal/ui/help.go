@@ -13,6 +13,33 @@ import (
 // RunUsage is lmbench run's usage line.
 const RunUsage = "Usage: lmbench run --engine-url URL --workload NAME [flags]"
 
+// SweepUsage is lmbench sweep's help.
+const SweepUsage = `lmbench sweep --sweep KEY=VALUES [--sweep-search] [run flags]
+
+Runs lmbench run once per value of one option, one after another, each in
+its own directory under --output-dir (point-01_KEY=VALUE, …, written as it
+finishes, so a crash keeps the finished points), and writes beside them
+sweep_summary.json (every point's load, latency and goodput figures),
+sweep_results.csv (every point's rows, with a point column) and, with
+--exporter parquet, sweep_results.parquet (the same rows, with tag_point
+and tag_KEY columns).
+
+  --sweep KEY=VALUES        the option (its config key, e.g. mrc_qps, rp_rate,
+                            max_concurrency) and its values: 1,2,4,8 or the
+                            ranges 1:8:x2 (geometric), 1:8:+1, 1..8 (ascending)
+  --sweep-continue          run every point (by default the ladder stops at the
+                            first point that saturates: sends below 90% of the
+                            requested rate; or, with --slo, that breaks the SLO)
+  --sweep-min-good F        with --slo: the share of requests that must be good
+                            for a point to meet the SLO (default 0.9)
+  --sweep-search            with --slo: after the ladder, bisect between the last
+                            point that met the SLO and the first that did not,
+                            for the highest value that meets it
+  --sweep-search-steps N    bisection steps (default 3)
+
+Every other flag is lmbench run's (lmbench run --help); --json is implied.
+`
+
 // RunHelpFooter ends lmbench run's help.
 const RunHelpFooter = `
 Every option can also be set in a --config file (key: the flag without

@@ -1,4 +1,4 @@
-package main
+package invocation
 
 import (
 	"os"
@@ -13,7 +13,7 @@ func TestInterruptSteps(t *testing.T) {
 	t.Parallel()
 	sig := make(chan os.Signal)
 	quit := make(chan struct{})
-	ctx, hurry, stop := onInterrupts(sig, zerolog.Nop(), func() { close(quit) })
+	ctx, hurry, stop := Interrupts(sig, zerolog.Nop(), func() { close(quit) })
 	defer stop()
 	select {
 	case <-ctx.Done():

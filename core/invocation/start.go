@@ -1,0 +1,173 @@
+package invocation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/merge"
+	"github.com/lmbench/lmbench/core/shard"
+	"github.com/lmbench/lmbench/sdk/protocol"
+)
+
+// Run is a run built and prepared: ready to export or execute.
+type Run struct {
+	*Resolved
+	Prepared *bench.Prepared
+	s        *Session
+}
+
+// Start builds the run's Spec (every check that needs no network), its
+// shard and upload, then prepares it (the built-in engine, the model,
+// tokens per GB, the workload's Configure); the session stops what it
+// started. A sharded run that fails here leaves the barrier, saying why.
+func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
+	if r.Spec, err = config.Build(r.Values); err != nil {
+		return nil, err
+	}
+	if r.shard, err = partOf(r.Spec.Shard); err != nil {
+		return nil, err
+	}
+	if r.shard != nil {
+		defer func() {
+			if err != nil {
+				r.shard.Leave(err.Error(), s.Log)
+			}
+		}()
+	}
+	if r.upload, err = uploadOf(r.Spec.Upload); err != nil {
+		return nil, err
+	}
+	if r.shard != nil && r.Spec.Engine.Builtin {
+		s.Log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
+	}
+	if err := s.simEngine(r); err != nil {
+		return nil, bench.UsageError{Err: err}
+	}
+	p, err := bench.Prepare(ctx, bench.Setup{
+		Spec: r.Spec, Sim: r.sim, SimFlags: config.SimGiven(r.Values, config.LayerFlag),
+		Shard: r.shard.WorkloadShard(), ShardOrigin: r.Spec.Shard.Origin,
+		APIKey:   os.Getenv("OPENAI_API_KEY"),
+		Workload: r.Workload, Options: r.Values.PluginValues(r.Workload.Name()), OptionOrigin: r.Values.PluginOrigin(r.Workload.Prefix()),
+	}, s.Log)
+	if err != nil {
+		return nil, err
+	}
+	s.OnClose(p.Close)
+	return &Run{Resolved: r, Prepared: p, s: s}, nil
+}
+
+// simEngine builds the built-in engine's configuration from the --sim-*
+// options, with --engine-url builtin. Without it, their variables and
+// file keys are ignored with a warning (Prepare refuses their flags).
+func (s *Session) simEngine(r *Resolved) error {
+	v := r.Values
+	if !r.Spec.Engine.Builtin {
+		if keys := config.SimGiven(v, config.LayerFile); len(keys) > 0 {
+			s.Log.Warn().Msgf("ignoring the built-in engine's settings in %s (%d sim_* keys): %s is not builtin",
+				v.File, len(keys), r.Spec.Engine.Origin)
+		}
+		if vars := config.SimGiven(v, config.LayerEnv); len(vars) > 0 {
+			s.Log.Warn().Strs("variables", vars).Msgf("ignoring the built-in engine's variables: %s is not builtin", r.Spec.Engine.Origin)
+		}
+		return nil
+	}
+	var err error
+	r.sim, err = config.SimConfig(v)
+	return err
+}
+
+// partOf builds the run's part of a sharded run from its options
+// (checked by config.Build), before any network traffic; nil when the
+// run is not sharded.
+func partOf(o config.Shard) (*shard.Part, error) {
+	if !o.Sharded() {
+		return nil, nil
+	}
+	sh, err := protocol.ParseShard(o.Part)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Origin, err)
+	}
+	var c shard.Coordinator
+	if o.StartAt != "" {
+		at, err := shard.ParseStartAt(o.StartAt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.StartAtOrigin, err)
+		}
+		c = shard.FixedStart{At: at}
+	} else {
+		b, err := shard.NewBarrier(o.Barrier)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.BarrierOrigin, err)
+		}
+		c = b
+	}
+	return shard.New(sh, o.RunID, c), nil
+}
+
+// uploadOf reads --upload-to and opens the store, before any network
+// traffic; nil without one.
+func uploadOf(o config.Upload) (*merge.Upload, error) {
+	if o.To == "" {
+		return nil, nil
+	}
+	u, err := merge.ParseUpload(o.To)
+	if err == nil {
+		err = u.Open()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Origin, err)
+	}
+	return u, nil
+}
+
+// entries is the run's portable configuration (config.Spec.Entries)
+// and, with the built-in engine, its settings: replaying the file starts
+// the same engine.
+func (x *Run) entries() []config.Entry {
+	out := x.Spec.Entries(x.Prepared.Found(x.Workload))
+	if x.Spec.Engine.Builtin {
+		out = append(out, config.SimEntries(x.sim)...)
+	}
+	return out
+}
+
+// ExportConfig writes the run's configuration to path (--export-config)
+// and returns the command that replays it. A sharded run then leaves the
+// barrier: it will not start.
+func (x *Run) ExportConfig(path string) (replay string, err error) {
+	err = config.Write(path, x.entries())
+	x.leave(ExitOK, err)
+	if err != nil {
+		return "", err
+	}
+	replay = "lmbench run --engine-url " + ShellQuote(config.RedactURL(x.Spec.Engine.Typed))
+	if x.Workload.ByPath {
+		replay += " --workload-plugin " + ShellQuote(x.Workload.Path)
+	}
+	return replay + " --config " + ShellQuote(path), nil
+}
+
+// leave tells the barrier, when sharded, that this shard goes.
+func (x *Run) leave(code int, err error) {
+	if x.shard == nil {
+		return
+	}
+	why := fmt.Sprintf("exit %d", code)
+	if err != nil {
+		why = err.Error()
+	}
+	x.shard.Leave(why, x.s.Log)
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@%+,
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
