@@ -9,19 +9,20 @@ import (
 	"io"
 	"os"
 
+	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// Exit codes.
+// Exit codes (invocation's).
 const (
-	exitOK          = 0
-	exitFailed      = 1 // a measured request failed, the run was aborted, or an error
-	exitUsage       = 2
-	exitQuit        = 3 // quit at once by a third Ctrl-C: rebuild the files from the journal
-	exitInterrupted = 130
+	exitOK          = invocation.ExitOK
+	exitFailed      = invocation.ExitFailed
+	exitUsage       = invocation.ExitUsage
+	exitQuit        = invocation.ExitQuit
+	exitInterrupted = invocation.ExitInterrupted
 )
 
 func main() {
