@@ -7,26 +7,31 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/invocation"
-	"github.com/lmbench/lmbench/core/sweep"
 )
 
-// cmdSweep is `lmbench sweep`: its flags, the run resolved and checked
-// once, then core runs the points in process, each as lmbench run would
-// (its own signals, display and ending).
+// cmdSweep is `lmbench sweep`: the run and the sweep's options resolved
+// and checked once, then core runs the points in process, each as
+// lmbench run would (its own signals, display and ending), or exports
+// the configuration.
 func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	f, runArgs, err := sweep.SplitArgs(args)
+	s := newSession(stdin, stdout, stderr)
+	defer s.Close()
+	sw, err := s.Sweep(args, stderr)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return exitFailed, cliError(err)
 	}
-	if f.Help {
+	if sw.Help {
 		fmt.Fprint(stdout, ui.SweepUsage)
 		return exitOK, nil
 	}
-	s := newSession(stdin, stdout, stderr)
-	defer s.Close()
-	sw, err := s.Sweep(f, runArgs, stderr)
-	if err != nil {
-		return exitFailed, cliError(err)
+	if path := sw.ExportPath(); path != "" {
+		ctx, _, stop := s.interruptible()
+		defer stop()
+		x, err := sw.Start(ctx)
+		if err != nil {
+			return exitFailed, cliError(err)
+		}
+		return exportConfig(stdout, x, path)
 	}
 	res, err := sw.Run(context.Background(), func(_ context.Context, start func(context.Context, invocation.Display) invocation.Ending) invocation.Ending {
 		ctx, hurry, stop := s.interruptible()

@@ -10,9 +10,9 @@ import (
 // SimFlagPrefix starts the built-in engine's flags on lmbench run.
 const SimFlagPrefix = "sim-"
 
-// HostRegistry returns a registry holding lmbench run's own options and
-// the built-in engine's.
-func HostRegistry() *Registry { return NewRunRegistry(SimOptions(SimFlagPrefix)) }
+// HostRegistry returns a registry holding lmbench run's own options, the
+// built-in engine's and lmbench sweep's.
+func HostRegistry() *Registry { return NewRunRegistry(SimOptions(SimFlagPrefix), SweepOptions()) }
 
 // RunFlags are lmbench run's flags that say what to do with the
 // configuration rather than being part of it: they have no config key or

@@ -51,3 +51,35 @@ func TestRunFlagSet(t *testing.T) {
 		t.Errorf("CheckExportPath(x.ini) = %v", err)
 	}
 }
+
+// The sweep's options are read from any layer and checked, each error
+// naming where the value came from.
+func TestReadSweep(t *testing.T) {
+	t.Parallel()
+	r := HostRegistry()
+	v, err := r.Load(Sources{Environ: []string{"LMBENCH_SWEEP=rp_rate=1,2", "LMBENCH_SWEEP_SEARCH=true"}, Flags: flags(t, r, "--sweep-search-steps", "5"), Partial: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSweep(v)
+	if err != nil || s.Spec != "rp_rate=1,2" || s.Origin != "LMBENCH_SWEEP" || !s.Search || s.SearchSteps != 5 || s.MinGood != DefaultSweepMinGood || s.Continue {
+		t.Errorf("ReadSweep = %+v, %v", s, err)
+	}
+	if got := SweepGiven(v, LayerEnv); strings.Join(got, ",") != "LMBENCH_SWEEP,LMBENCH_SWEEP_SEARCH" {
+		t.Errorf("SweepGiven(env) = %v", got)
+	}
+	for args, want := range map[string]string{
+		"--sweep-min-good=0":      "--sweep-min-good: must be a share in (0, 1], got 0",
+		"--sweep-min-good=1.5":    "--sweep-min-good: must be a share in (0, 1], got 1.5",
+		"--sweep-search-steps=21": "--sweep-search-steps: must be a whole number from 1 to 20, got 21",
+		"--sweep-search-steps=0":  "--sweep-search-steps: must be a whole number from 1 to 20, got 0",
+	} {
+		v, err := r.Load(Sources{Environ: []string{}, Flags: flags(t, r, args), Partial: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadSweep(v); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}

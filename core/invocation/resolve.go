@@ -35,6 +35,8 @@ type Resolved struct {
 	upload *merge.Upload
 	sim    sim.Config
 	args   []string
+	// sweep is lmbench sweep's options (nil: lmbench run).
+	sweep *config.Sweep
 }
 
 // Resolve parses args in two passes. The first learns, from the flags,

@@ -41,6 +41,9 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	if r.upload, err = uploadOf(r.Spec.Upload); err != nil {
 		return nil, err
 	}
+	if err := s.notSweep(r); err != nil {
+		return nil, err
+	}
 	if r.shard != nil && r.Spec.Engine.Builtin {
 		s.Log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
 	}
@@ -78,6 +81,23 @@ func (s *Session) simEngine(r *Resolved) error {
 	var err error
 	r.sim, err = config.SimConfig(v)
 	return err
+}
+
+// notSweep refuses lmbench sweep's flags on lmbench run, and warns that
+// their file keys and variables are ignored.
+func (s *Session) notSweep(r *Resolved) error {
+	if r.sweep != nil {
+		return nil
+	}
+	if flags := config.SweepGiven(r.Values, config.LayerFlag); len(flags) > 0 {
+		return bench.UsageError{Err: fmt.Errorf("%s: lmbench sweep's options; lmbench run runs one point (lmbench sweep --help)", strings.Join(flags, ", "))}
+	}
+	for _, l := range []config.Layer{config.LayerFile, config.LayerEnv} {
+		if given := config.SweepGiven(r.Values, l); len(given) > 0 {
+			s.Log.Warn().Strs("ignored", given).Msg("ignoring lmbench sweep's options: lmbench run runs one point")
+		}
+	}
+	return nil
 }
 
 // partOf builds the run's part of a sharded run from its options
@@ -135,16 +155,20 @@ func (x *Run) entries() []config.Entry {
 	return out
 }
 
-// ExportConfig writes the run's configuration to path (--export-config)
-// and returns the command that replays it. A sharded run then leaves the
+// ExportConfig writes the run's configuration to path (--export-config),
+// a sweep's options too, and returns the command that replays it. A sharded run then leaves the
 // barrier: it will not start.
 func (x *Run) ExportConfig(path string) (replay string, err error) {
-	err = config.Write(path, x.entries())
+	entries, cmd := x.entries(), "run"
+	if x.sweep != nil {
+		entries, cmd = append(entries, config.SweepEntries(*x.sweep)...), "sweep"
+	}
+	err = config.Write(path, entries)
 	x.leave(ExitOK, err)
 	if err != nil {
 		return "", err
 	}
-	replay = "lmbench run --engine-url " + ShellQuote(config.RedactURL(x.Spec.Engine.Typed))
+	replay = "lmbench " + cmd + " --engine-url " + ShellQuote(config.RedactURL(x.Spec.Engine.Typed))
 	if x.Workload.ByPath {
 		replay += " --workload-plugin " + ShellQuote(x.Workload.Path)
 	}

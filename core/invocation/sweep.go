@@ -22,71 +22,95 @@ import (
 // point varies.
 type Sweep struct {
 	Config sweep.Config
-	run    *Resolved
-	s      *Session
+	// Help: lmbench sweep --help (nothing else was checked).
+	Help bool
+	run  *Resolved
+	s    *Session
 }
 
-// Sweep resolves the run a sweep varies and checks the sweep before
-// anything is sent: the key must be a number option, given nowhere else
-// on the command line, and the load options valid. The plugins the
-// checks started are stopped: each point starts its own. log gets a line
-// per point and why the ladder stopped.
-func (s *Session) Sweep(f sweep.Flags, runArgs []string, log io.Writer) (*Sweep, error) {
-	if f.Spec == "" {
-		return nil, bench.UsageError{Err: errors.New("--sweep KEY=VALUES is required (lmbench sweep --help)")}
-	}
-	spec, err := sweep.ParseSpec(f.Spec)
-	if err != nil {
-		return nil, bench.UsageError{Err: err}
-	}
-	r, err := s.Resolve(runArgs, nil)
+// Sweep resolves the run a sweep varies, its own options among the
+// run's (config.SweepOptions), and checks the sweep before anything is
+// sent: the key must be a number option, not given as a flag too, the
+// load options valid and nothing required missing. log gets a line per
+// point and why the ladder stopped.
+func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
+	r, err := s.Resolve(args, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Plugins.Close()
+	w := &Sweep{run: r, s: s, Help: r.Flags.Help}
+	if w.Help {
+		return w, nil
+	}
+	opts, err := config.ReadSweep(r.Values)
+	if err != nil {
+		return nil, bench.UsageError{Err: err}
+	}
+	r.sweep = &opts
+	if opts.Spec == "" {
+		return nil, bench.UsageError{Err: errors.New("--sweep KEY=VALUES is required (lmbench sweep --help)")}
+	}
+	spec, err := sweep.ParseSpec(opts.Spec)
+	if err != nil {
+		return nil, bench.UsageError{Err: err}
+	}
+	if labels, _ := r.Missing(); len(labels) > 0 {
+		return nil, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
+	}
+	if path := r.Flags.ExportConfig; path != "" {
+		if err := config.CheckExportPath(path); err != nil {
+			return nil, err
+		}
+	}
 	load, loadErr := config.ReadLoad(r.Values)
-	cfg := sweep.Config{Spec: spec, OutputDir: config.ReadOutput(r.Values).Dir, SLO: load.SLO.String(), MinGood: f.MinGood,
-		Continue: f.Continue, Search: f.Search, SearchSteps: f.SearchSteps, Log: log}
+	w.Config = sweep.Config{Spec: spec, OutputDir: config.ReadOutput(r.Values).Dir, SLO: load.SLO.String(), MinGood: opts.MinGood,
+		Continue: opts.Continue, Search: opts.Search, SearchSteps: opts.SearchSteps, Log: log}
 	if sh := config.ReadShard(r.Values); sh.Sharded() {
 		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", sh.Origin)
 	}
-	if err := checkSweep(f, spec, r, runArgs, &cfg); err != nil {
+	if err := checkSweep(opts, spec, r, &w.Config); err != nil {
 		return nil, bench.UsageError{Err: err}
 	}
 	if loadErr != nil {
 		return nil, loadErr
 	}
-	return &Sweep{Config: cfg, run: r, s: s}, nil
+	if opts.Search && w.Config.SLO == "" {
+		return nil, bench.UsageError{Err: errors.New("--sweep-search needs --slo: the search is for the highest value that meets it")}
+	}
+	return w, nil
 }
 
 // checkSweep checks the swept option against the run's registry and
-// arguments.
-func checkSweep(f sweep.Flags, spec sweep.Spec, r *Resolved, runArgs []string, cfg *sweep.Config) error {
-	opt, ok := r.Registry.LookupFlag(strings.TrimPrefix(spec.Flag(), "--"))
+// flags.
+func checkSweep(opts config.Sweep, spec sweep.Spec, r *Resolved, cfg *sweep.Config) error {
+	flag := strings.TrimPrefix(spec.Flag(), "--")
+	opt, ok := r.Registry.LookupFlag(flag)
 	switch {
 	case !ok || opt.Key != spec.Key:
 		hint := ""
 		if sug := r.Registry.Suggest(spec.Key); sug != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", sug)
 		}
-		return fmt.Errorf("--sweep %s: no option %s for this workload%s", f.Spec, spec.Key, hint)
+		return fmt.Errorf("--sweep %s: no option %s for this workload%s", opts.Spec, spec.Key, hint)
 	case opt.Type != protocol.OptionInt && opt.Type != protocol.OptionFloat:
-		return fmt.Errorf("--sweep %s: %s is not a number option", f.Spec, spec.Key)
-	case r.Flags.ExportConfig != "":
-		return errors.New("--export-config: a sweep runs its points; export one point's configuration with lmbench run")
-	case f.Search && cfg.SLO == "":
-		return errors.New("--sweep-search needs --slo: the search is for the highest value that meets it")
-	}
-	for _, a := range runArgs {
-		if n, _, _ := strings.Cut(a, "="); n == spec.Flag() {
-			return fmt.Errorf("%s is swept by --sweep %s: give it only there", spec.Flag(), f.Spec)
-		}
+		return fmt.Errorf("--sweep %s: %s is not a number option", opts.Spec, spec.Key)
+	case opt.Group == config.SweepGroup:
+		return fmt.Errorf("--sweep %s: %s is the sweep's own option", opts.Spec, spec.Key)
+	case r.FlagSet.Changed(flag):
+		return fmt.Errorf("%s is swept by --sweep %s: give it only there", spec.Flag(), opts.Spec)
 	}
 	if cfg.Integer = opt.Type == protocol.OptionInt; cfg.Integer {
 		return spec.CheckWhole()
 	}
 	return nil
 }
+
+// ExportPath is --export-config ("": run the sweep).
+func (w *Sweep) ExportPath() string { return w.run.Flags.ExportConfig }
+
+// Start prepares the sweep's run as it is, for --export-config: the file
+// then holds the sweep's options beside the run's.
+func (w *Sweep) Start(ctx context.Context) (*Run, error) { return w.s.Start(ctx, w.run) }
 
 // Point runs one point's run prepared by start (Start then Execute),
 // with the caller's signals and display around it.
@@ -96,6 +120,7 @@ type Point func(ctx context.Context, start func(ctx context.Context, d Display) 
 // at the point's value, writing into the point's directory with its JSON
 // summary, in process, with plugins of its own; point wraps each.
 func (w *Sweep) Run(ctx context.Context, point Point) (*sweep.Result, error) {
+	w.s.Plugins.Close() // those the checks started: each point starts its own
 	w.Config.Combine = w.parquet()
 	return sweep.Run(ctx, w.Config, func(ctx context.Context, p sweep.PointRun) sweep.Outcome {
 		end := point(ctx, func(ctx context.Context, d Display) Ending { return w.point(ctx, p, d) })

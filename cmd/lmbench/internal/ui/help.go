@@ -38,6 +38,10 @@ and tag_KEY columns).
   --sweep-search-steps N    bisection steps (default 3)
 
 Every other flag is lmbench run's (lmbench run --help); --json is implied.
+Each sweep option is also a config key (sweep, sweep_continue,
+sweep_min_good, sweep_search, sweep_search_steps) and a variable
+(LMBENCH_SWEEP, …); --export-config writes them beside the run's, and
+lmbench sweep --config FILE replays the sweep.
 `
 
 // RunHelpFooter ends lmbench run's help.
@@ -91,12 +95,16 @@ func GeneralFlags(w io.Writer, fs *pflag.FlagSet, simPrefix string) {
 	engine := pflag.NewFlagSet("sim", pflag.ContinueOnError)
 	limits := pflag.NewFlagSet("limits", pflag.ContinueOnError)
 	general.SortFlags, engine.SortFlags, limits.SortFlags = false, false, false
-	limitFlags := map[string]bool{}
+	limitFlags, sweepFlags := map[string]bool{}, map[string]bool{}
 	for _, o := range config.LimitOptions() {
 		limitFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
 	}
+	for _, o := range config.SweepOptions() {
+		sweepFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
+	}
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch {
+		case sweepFlags[f.Name]: // lmbench sweep's (lmbench sweep --help)
 		case strings.HasPrefix(f.Name, simPrefix):
 			engine.AddFlag(f)
 		case limitFlags[f.Name]:
