@@ -31,6 +31,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"run", "--log-format", ""}, []string{"auto", "console", "json"}},
 		{[]string{"run", "--config", ""}, nil}, // a path: the shell completes files
 		{[]string{"run", "--json", "--no-i"}, []string{"--no-interactive"}},
+		{[]string{"run", "--swe"}, nil}, // lmbench sweep's
 		{[]string{"sim", "--po"}, []string{"--port"}},
 		{[]string{"sim", "--port", ""}, nil}, // a value, not the flags again
 		{[]string{"ca"}, []string{"calibrate"}},

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -43,6 +44,11 @@ func RunFlagSet(reg *Registry, f *RunFlags) *pflag.FlagSet {
 	fs.BoolVar(&f.Report, "report", false, "At the end, write the run's HTML report (report.html, as lmbench report) into the output directory.")
 	fs.BoolVarP(&f.Help, "help", "h", false, "Show help.")
 	reg.RegisterFlags(fs, func(o *Option) bool { return o.Owner != "" })
+	for _, o := range SweepOptions() {
+		// lmbench sweep's, parsed here so both commands read one file and
+		// environment alike; its help lists them, run's does not.
+		_ = fs.MarkHidden(strings.ReplaceAll(o.Key, "_", "-"))
+	}
 	return fs
 }
 

@@ -108,7 +108,9 @@ func (c Completer) Complete(args []string) []string {
 func FlagNames(fs *pflag.FlagSet, cur string) []string {
 	var out []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		out = append(out, "--"+f.Name)
+		if !f.Hidden {
+			out = append(out, "--"+f.Name)
+		}
 	})
 	return WithPrefix(out, cur)
 }

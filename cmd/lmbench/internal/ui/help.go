@@ -95,16 +95,12 @@ func GeneralFlags(w io.Writer, fs *pflag.FlagSet, simPrefix string) {
 	engine := pflag.NewFlagSet("sim", pflag.ContinueOnError)
 	limits := pflag.NewFlagSet("limits", pflag.ContinueOnError)
 	general.SortFlags, engine.SortFlags, limits.SortFlags = false, false, false
-	limitFlags, sweepFlags := map[string]bool{}, map[string]bool{}
+	limitFlags := map[string]bool{}
 	for _, o := range config.LimitOptions() {
 		limitFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
 	}
-	for _, o := range config.SweepOptions() {
-		sweepFlags[strings.ReplaceAll(o.Key, "_", "-")] = true
-	}
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch {
-		case sweepFlags[f.Name]: // lmbench sweep's (lmbench sweep --help)
 		case strings.HasPrefix(f.Name, simPrefix):
 			engine.AddFlag(f)
 		case limitFlags[f.Name]:
