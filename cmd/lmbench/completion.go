@@ -11,6 +11,7 @@ import (
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
@@ -73,7 +74,7 @@ func complete(args []string) []string {
 // workload's included), workload and exporter names, enum values; nothing
 // (so the shell offers file names) for paths.
 func completeRun(words []string, prev, cur string) []string {
-	reg := config.HostRegistry()
+	reg := invocation.Registry()
 	workload := ""
 	for i, w := range words[:len(words)-1] {
 		if v, ok := strings.CutPrefix(w, "--workload="); ok {

@@ -17,7 +17,7 @@ import (
 // helpAll prints run's help with every discovered workload's flags.
 func (s *session) helpAll(w io.Writer) error {
 	var c config.RunFlags
-	fs := config.RunFlagSet(config.HostRegistry(), &c)
+	fs := config.RunFlagSet(invocation.Registry(), &c)
 	fmt.Fprintln(w, ui.RunUsage)
 	ui.GeneralFlags(w, fs, config.SimFlagPrefix)
 	var found []plugin.Candidate

@@ -68,7 +68,7 @@ func (s *session) setupForm(r *invocation.Resolved, missing []string) ui.Setup {
 		case config.KeyWorkload, config.KeyWorkloadPlugin: // chosen from the discovered plugins
 		case config.KeyLogLevel, config.KeyLogFormat: // the log is already running
 		default:
-			if o.Group != config.SimGroup && o.Group != config.SweepGroup { // flags, variables and files only
+			if o.Group != config.SimGroup && !o.Hidden { // flags, variables and files only
 				general = append(general, o)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 )
 
 // fakeForm replaces the terminal form: it records the Setup it was given
@@ -104,7 +105,7 @@ func TestGuidedSetupExport(t *testing.T) {
 	if len(eng.requests()) != 0 {
 		t.Error("export ran the benchmark")
 	}
-	reg := config.HostRegistry()
+	reg := invocation.Registry()
 	v, err := reg.Load(config.Sources{File: exportPath, Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestLiveSinkLogLevels(t *testing.T) {
 // The form rejects a zero or negative KV cache volume or tokens per GB on
 // the spot, instead of failing after the person has finished it.
 func TestFormFieldsRejectNonPositive(t *testing.T) {
-	reg := config.HostRegistry()
+	reg := invocation.Registry()
 	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func TestFormFieldsRejectNonPositive(t *testing.T) {
 // A malformed engine or LMCache URL is refused in the form; the forms the
 // run accepts (a bare port, host:port, builtin for the engine) pass.
 func TestFormFieldsCheckURLs(t *testing.T) {
-	reg := config.HostRegistry()
+	reg := invocation.Registry()
 	v, err := reg.Load(config.Sources{Environ: []string{}, Partial: true})
 	if err != nil {
 		t.Fatal(err)

@@ -3,17 +3,12 @@ package config
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 )
 
 // SimFlagPrefix starts the built-in engine's flags on lmbench run.
 const SimFlagPrefix = "sim-"
-
-// HostRegistry returns a registry holding lmbench run's own options, the
-// built-in engine's and lmbench sweep's.
-func HostRegistry() *Registry { return NewRunRegistry(SimOptions(SimFlagPrefix), SweepOptions()) }
 
 // RunFlags are lmbench run's flags that say what to do with the
 // configuration rather than being part of it: they have no config key or
@@ -44,11 +39,6 @@ func RunFlagSet(reg *Registry, f *RunFlags) *pflag.FlagSet {
 	fs.BoolVar(&f.Report, "report", false, "At the end, write the run's HTML report (report.html, as lmbench report) into the output directory.")
 	fs.BoolVarP(&f.Help, "help", "h", false, "Show help.")
 	reg.RegisterFlags(fs, func(o *Option) bool { return o.Owner != "" })
-	for _, o := range SweepOptions() {
-		// lmbench sweep's, parsed here so both commands read one file and
-		// environment alike; its help lists them, run's does not.
-		_ = fs.MarkHidden(strings.ReplaceAll(o.Key, "_", "-"))
-	}
 	return fs
 }
 

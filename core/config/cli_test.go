@@ -9,7 +9,7 @@ import (
 // the run's own values stay as they were.
 func TestValuesWith(t *testing.T) {
 	t.Parallel()
-	r := HostRegistry()
+	r := NewRunRegistry(SimOptions(SimFlagPrefix))
 	v, err := r.Load(Sources{Environ: []string{"LMBENCH_OUTPUT_DIR=/runs"}, Flags: flags(t, r, "--seed", "7"), Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestValuesWith(t *testing.T) {
 func TestRunFlagSet(t *testing.T) {
 	t.Parallel()
 	var f RunFlags
-	fs := RunFlagSet(HostRegistry(), &f)
+	fs := RunFlagSet(NewRunRegistry(SimOptions(SimFlagPrefix)), &f)
 	if err := fs.Parse([]string{"--exporter", "parquet", "--exporter", "csv", "--no-interactive", "--export-config", "x.yaml", "--seed", "3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,34 +52,19 @@ func TestRunFlagSet(t *testing.T) {
 	}
 }
 
-// The sweep's options are read from any layer and checked, each error
-// naming where the value came from.
-func TestReadSweep(t *testing.T) {
+// A hidden option is a flag like the others, left out of the usage text.
+func TestHiddenOption(t *testing.T) {
 	t.Parallel()
-	r := HostRegistry()
-	v, err := r.Load(Sources{Environ: []string{"LMBENCH_SWEEP=rp_rate=1,2", "LMBENCH_SWEEP_SEARCH=true"}, Flags: flags(t, r, "--sweep-search-steps", "5"), Partial: true})
-	if err != nil {
+	r := NewRunRegistry([]Option{{Key: "hush", Type: tBool, Hidden: true, Help: "Hidden."}})
+	var f RunFlags
+	fs := RunFlagSet(r, &f)
+	if err := fs.Parse([]string{"--hush"}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSweep(v)
-	if err != nil || s.Spec != "rp_rate=1,2" || s.Origin != "LMBENCH_SWEEP" || !s.Search || s.SearchSteps != 5 || s.MinGood != DefaultSweepMinGood || s.Continue {
-		t.Errorf("ReadSweep = %+v, %v", s, err)
+	if fl := fs.Lookup("hush"); fl == nil || !fl.Hidden || fl.Value.String() != "true" {
+		t.Errorf("--hush: %+v", fl)
 	}
-	if got := SweepGiven(v, LayerEnv); strings.Join(got, ",") != "LMBENCH_SWEEP,LMBENCH_SWEEP_SEARCH" {
-		t.Errorf("SweepGiven(env) = %v", got)
-	}
-	for args, want := range map[string]string{
-		"--sweep-min-good=0":      "--sweep-min-good: must be a share in (0, 1], got 0",
-		"--sweep-min-good=1.5":    "--sweep-min-good: must be a share in (0, 1], got 1.5",
-		"--sweep-search-steps=21": "--sweep-search-steps: must be a whole number from 1 to 20, got 21",
-		"--sweep-search-steps=0":  "--sweep-search-steps: must be a whole number from 1 to 20, got 0",
-	} {
-		v, err := r.Load(Sources{Environ: []string{}, Flags: flags(t, r, args), Partial: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ReadSweep(v); err == nil || err.Error() != want {
-			t.Errorf("%s: %v, want %q", args, err, want)
-		}
+	if strings.Contains(fs.FlagUsages(), "--hush") {
+		t.Error("the hidden flag is in the usage text")
 	}
 }

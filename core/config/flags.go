@@ -59,6 +59,7 @@ func (r *Registry) RegisterFlags(fs *pflag.FlagSet, keep func(*Option) bool) {
 		if o.Type == protocol.OptionBool {
 			f.NoOptDefVal = "true"
 		}
+		f.Hidden = o.Hidden
 	}
 }
 

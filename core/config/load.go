@@ -353,6 +353,9 @@ func (v *Values) Has(key string) bool { return v.k.Exists(key) }
 // the environment, a flag, the form or resolution.
 func (v *Values) UserSet(key string) bool { return v.src[key] >= LayerFile }
 
+// Layer is where key's value came from (LayerNone: unset).
+func (v *Values) Layer(key string) Layer { return v.src[key] }
+
 // Get returns key's typed value, or nil.
 func (v *Values) Get(key string) any { return v.k.Get(key) }
 

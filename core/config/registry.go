@@ -38,6 +38,9 @@ type Option struct {
 	// Aliases are other config-file keys accepted for this option (the
 	// original wrote "export_json" for "json").
 	Aliases []string
+	// Hidden leaves the flag out of help, completion and the guided
+	// setup (lmbench sweep's options on lmbench run's flag set).
+	Hidden bool
 }
 
 // Registry is the set of known options.

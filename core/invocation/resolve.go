@@ -11,6 +11,7 @@ import (
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sim"
+	"github.com/lmbench/lmbench/core/sweep"
 )
 
 // Resolved is a run's layered configuration, before anything is
@@ -36,7 +37,13 @@ type Resolved struct {
 	sim    sim.Config
 	args   []string
 	// sweep is lmbench sweep's options (nil: lmbench run).
-	sweep *config.Sweep
+	sweep *sweep.Settings
+}
+
+// Registry returns a registry holding lmbench run's own options, the
+// built-in engine's (flags --sim-*) and lmbench sweep's (hidden).
+func Registry() *config.Registry {
+	return config.NewRunRegistry(config.SimOptions(config.SimFlagPrefix), sweep.Options())
 }
 
 // Resolve parses args in two passes. The first learns, from the flags,
@@ -46,7 +53,7 @@ type Resolved struct {
 // values (nil when there was no form). A mistake on the command line is
 // a bench.UsageError.
 func (s *Session) Resolve(args []string, answers map[string]string) (*Resolved, error) {
-	r := &Resolved{Registry: config.HostRegistry(), args: args}
+	r := &Resolved{Registry: Registry(), args: args}
 	r.FlagSet = config.RunFlagSet(r.Registry, &r.Flags)
 	r.FlagSet.ParseErrorsAllowlist.UnknownFlags = true
 	if err := r.FlagSet.Parse(args); err != nil {
@@ -130,7 +137,7 @@ func ExporterOrigin(byPath bool) string {
 // strict is the second pass: every option known, every flag strict, every
 // source layered.
 func (s *Session) strict(r *Resolved, answers map[string]string) (err error) {
-	r.Registry = config.HostRegistry()
+	r.Registry = Registry()
 	for _, l := range r.Plugins() {
 		if _, err := r.Registry.AddPlugin(l.Name(), l.Prefix(), l.Options()); err != nil {
 			return err

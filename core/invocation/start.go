@@ -10,6 +10,7 @@ import (
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
+	"github.com/lmbench/lmbench/core/sweep"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -89,11 +90,11 @@ func (s *Session) notSweep(r *Resolved) error {
 	if r.sweep != nil {
 		return nil
 	}
-	if flags := config.SweepGiven(r.Values, config.LayerFlag); len(flags) > 0 {
+	if flags := sweep.Given(r.Values, config.LayerFlag); len(flags) > 0 {
 		return bench.UsageError{Err: fmt.Errorf("%s: lmbench sweep's options; lmbench run runs one point (lmbench sweep --help)", strings.Join(flags, ", "))}
 	}
 	for _, l := range []config.Layer{config.LayerFile, config.LayerEnv} {
-		if given := config.SweepGiven(r.Values, l); len(given) > 0 {
+		if given := sweep.Given(r.Values, l); len(given) > 0 {
 			s.Log.Warn().Strs("ignored", given).Msg("ignoring lmbench sweep's options: lmbench run runs one point")
 		}
 	}
@@ -161,7 +162,7 @@ func (x *Run) entries() []config.Entry {
 func (x *Run) ExportConfig(path string) (replay string, err error) {
 	entries, cmd := x.entries(), "run"
 	if x.sweep != nil {
-		entries, cmd = append(entries, config.SweepEntries(*x.sweep)...), "sweep"
+		entries, cmd = append(entries, x.sweep.Entries()...), "sweep"
 	}
 	err = config.Write(path, entries)
 	x.leave(ExitOK, err)

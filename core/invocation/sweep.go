@@ -29,7 +29,7 @@ type Sweep struct {
 }
 
 // Sweep resolves the run a sweep varies, its own options among the
-// run's (config.SweepOptions), and checks the sweep before anything is
+// run's (sweep.Options), and checks the sweep before anything is
 // sent: the key must be a number option, not given as a flag too, the
 // load options valid and nothing required missing. log gets a line per
 // point and why the ladder stopped.
@@ -42,7 +42,7 @@ func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
 	if w.Help {
 		return w, nil
 	}
-	opts, err := config.ReadSweep(r.Values)
+	opts, err := sweep.ReadSettings(r.Values)
 	if err != nil {
 		return nil, bench.UsageError{Err: err}
 	}
@@ -82,7 +82,7 @@ func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
 
 // checkSweep checks the swept option against the run's registry and
 // flags.
-func checkSweep(opts config.Sweep, spec sweep.Spec, r *Resolved, cfg *sweep.Config) error {
+func checkSweep(opts sweep.Settings, spec sweep.Spec, r *Resolved, cfg *sweep.Config) error {
 	flag := strings.TrimPrefix(spec.Flag(), "--")
 	opt, ok := r.Registry.LookupFlag(flag)
 	switch {
@@ -94,7 +94,7 @@ func checkSweep(opts config.Sweep, spec sweep.Spec, r *Resolved, cfg *sweep.Conf
 		return fmt.Errorf("--sweep %s: no option %s for this workload%s", opts.Spec, spec.Key, hint)
 	case opt.Type != protocol.OptionInt && opt.Type != protocol.OptionFloat:
 		return fmt.Errorf("--sweep %s: %s is not a number option", opts.Spec, spec.Key)
-	case opt.Group == config.SweepGroup:
+	case opt.Group == sweep.Group:
 		return fmt.Errorf("--sweep %s: %s is the sweep's own option", opts.Spec, spec.Key)
 	case r.FlagSet.Changed(flag):
 		return fmt.Errorf("%s is swept by --sweep %s: give it only there", spec.Flag(), opts.Spec)
