@@ -22,6 +22,7 @@
 // are assembled from their deltas into [Result].ToolCalls, and count as
 // output for the first-token time, the chunk count and the ITL.
 //
-// [DetectModel] asks the engine for its first model (GET {base}/models) when
-// the user passed none.
+// [DetectModel] asks the engine for its model (GET {base}/models) when the
+// user passed none; an engine serving several is an error listing them.
+// [ListModels] is the whole list.
 package engine

@@ -8,20 +8,47 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
 // detectTimeout bounds DetectModel when the caller passes no client.
 const detectTimeout = 30 * time.Second
 
-// DetectModel returns the id of the first model the engine lists at
-// GET {base}/models, where base is NormalizeURL(baseURL). apiKey "" sends
-// DefaultAPIKey; client nil uses a client with a 30 s timeout. The error
-// messages are the original's:
+// Model is one entry of GET {base}/models.
+type Model struct {
+	ID      string
+	OwnedBy string
+}
+
+// DetectModel returns the id of the model the engine serves at
+// GET {base}/models, where base is NormalizeURL(baseURL). An engine that
+// lists more than one is an error naming them: which one to benchmark is
+// the user's choice (--model). apiKey "" sends DefaultAPIKey; client nil
+// uses a client with a 30 s timeout. The error messages are the
+// original's:
 //
 //	Failed to fetch models from {base}/models: {cause}
 //	No models returned by {base}/models; pass --model explicitly.
 func DetectModel(ctx context.Context, baseURL, apiKey string, client *http.Client) (string, error) {
+	models, err := ListModels(ctx, baseURL, apiKey, client)
+	if err != nil {
+		return "", err
+	}
+	if len(models) > 1 {
+		ids := make([]string, len(models))
+		for i, m := range models {
+			ids[i] = m.ID
+		}
+		return "", fmt.Errorf("the engine serves %d models (%s); pass --model with one of them",
+			len(models), strings.Join(ids, ", "))
+	}
+	return models[0].ID, nil
+}
+
+// ListModels returns the models the engine lists at GET {base}/models, in
+// its order; none is an error.
+func ListModels(ctx context.Context, baseURL, apiKey string, client *http.Client) ([]Model, error) {
 	modelsURL := NormalizeURL(baseURL) + "/models"
 	if apiKey == "" {
 		apiKey = DefaultAPIKey
@@ -29,27 +56,27 @@ func DetectModel(ctx context.Context, baseURL, apiKey string, client *http.Clien
 	if client == nil {
 		client = &http.Client{Timeout: detectTimeout}
 	}
-	id, err := fetchFirstModel(ctx, modelsURL, apiKey, client)
+	models, err := fetchModels(ctx, modelsURL, apiKey, client)
 	// Both texts are the original's, capital letter and full stop included;
 	// a password in the URL is not repeated.
 	if errors.Is(err, errNoModels) {
-		return "", fmt.Errorf("No models returned by %s; pass --model explicitly.", redactedURL(modelsURL))
+		return nil, fmt.Errorf("No models returned by %s; pass --model explicitly.", redactedURL(modelsURL))
 	}
 	if err != nil {
-		return "", fmt.Errorf("Failed to fetch models from %s: %w", redactedURL(modelsURL), err)
+		return nil, fmt.Errorf("Failed to fetch models from %s: %w", redactedURL(modelsURL), err)
 	}
-	return id, nil
+	return models, nil
 }
 
 var errNoModels = errors.New("no models")
 
-func fetchFirstModel(ctx context.Context, modelsURL, apiKey string, client *http.Client) (string, error) {
+func fetchModels(ctx context.Context, modelsURL, apiKey string, client *http.Client) ([]Model, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, modelsURL, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	req.Header.Set("Accept", "application/json")
@@ -59,27 +86,35 @@ func fetchFirstModel(ctx context.Context, modelsURL, apiKey string, client *http
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is already in DetectModel's message
 		}
-		return "", err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", errors.New(redact(statusError(resp), apiKey))
+		return nil, errors.New(redact(statusError(resp), apiKey))
 	}
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&list); err != nil {
-		return "", fmt.Errorf("decoding the model list: %w", err)
+		return nil, fmt.Errorf("decoding the model list: %w", err)
 	}
 	if len(list.Data) == 0 {
-		return "", errNoModels
+		return nil, errNoModels
 	}
-	if list.Data[0].ID == "" {
-		return "", errors.New(`the first listed model has no "id"`)
+	out := make([]Model, 0, len(list.Data))
+	for i, m := range list.Data {
+		if m.ID == "" {
+			if i == 0 {
+				return nil, errors.New(`the first listed model has no "id"`)
+			}
+			return nil, fmt.Errorf(`listed model %d has no "id"`, i+1)
+		}
+		out = append(out, Model{ID: m.ID, OwnedBy: m.OwnedBy})
 	}
-	return list.Data[0].ID, nil
+	return out, nil
 }
 
 // redactedURL is s with the password of its user information, if any,

@@ -11,7 +11,7 @@ import (
 
 func TestDetectModel(t *testing.T) {
 	t.Parallel()
-	t.Run("returns the first id", func(t *testing.T) {
+	t.Run("returns the one id", func(t *testing.T) {
 		t.Parallel()
 		gotAuth := make(chan string, 1)
 		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -19,7 +19,7 @@ func TestDetectModel(t *testing.T) {
 				t.Errorf("request %s %s, want GET /v1/models", r.Method, r.URL.Path)
 			}
 			gotAuth <- r.Header.Get("Authorization")
-			io.WriteString(w, `{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model"},{"id":"other"}]}`)
+			io.WriteString(w, `{"object":"list","data":[{"id":"Qwen/Qwen3-8B","object":"model"}]}`)
 		}))
 		got, err := DetectModel(context.Background(), srv.URL+"/", "", nil)
 		if err != nil || got != "Qwen/Qwen3-8B" {
@@ -27,6 +27,18 @@ func TestDetectModel(t *testing.T) {
 		}
 		if a := <-gotAuth; a != "Bearer sk-dummy" {
 			t.Errorf("Authorization = %q, want Bearer sk-dummy", a)
+		}
+	})
+
+	t.Run("several models are an error naming them", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"object":"list","data":[{"id":"llama3.2:latest","owned_by":"library"},{"id":"qwen3:8b","owned_by":"library"}]}`)
+		}))
+		got, err := DetectModel(context.Background(), srv.URL, "", nil)
+		want := "the engine serves 2 models (llama3.2:latest, qwen3:8b); pass --model with one of them"
+		if err == nil || err.Error() != want {
+			t.Errorf("DetectModel = %q, %v; want error %q", got, err, want)
 		}
 	})
 
