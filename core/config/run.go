@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -26,6 +27,7 @@ const (
 const (
 	KeyEngineURL      = "engine_url"
 	KeyLMCacheURL     = "lmcache_url"
+	keyEngineKind     = "engine_kind"
 	keyModel          = "model"
 	keyServedModel    = "served_model_name"
 	KeyWorkload       = "workload"
@@ -135,6 +137,11 @@ func generalOptions() []Option {
 	return []Option{
 		{Key: KeyEngineURL, Type: tString, Label: "Engine URL", Group: GeneralGroup,
 			Help: "Inference engine URL (e.g. http://localhost:8000; a bare port means this machine), or \"builtin\" for the built-in simulated engine. Set OPENAI_API_KEY if authentication is needed."},
+		{Key: keyEngineKind, Type: tEnum, Enum: engineKinds(), Default: string(profile.Auto), Label: "Engine kind",
+			Group: GeneralGroup, Advanced: true,
+			Help: "Which engine serves --engine-url: auto asks it (its version and info endpoints, its model list); a kind names it. " +
+				"It says where cached tokens are reported (none on Ollama and TGI: the cache ledger then infers reuse from TTFT), " +
+				"the tokenizer, the metric names and the cache reset. See lmbench probe."},
 		{Key: KeyWorkload, Type: tString, Label: "Workload", Group: GeneralGroup,
 			Help: "Workload, by name (see lmbench plugins)."},
 		{Key: KeyWorkloadPlugin, Type: tString, Label: "Workload plugin", Group: GeneralGroup, Advanced: true,
@@ -142,7 +149,9 @@ func generalOptions() []Option {
 		{Key: KeyLMCacheURL, Type: tString, Label: "LMCache server URL", Group: GeneralGroup,
 			Help: "LMCache MP server URL for auto-detecting tokens per GB (read from its /status)."},
 		{Key: KeyTokensPerGB, Type: tInt, Label: "Tokens per GB of KV cache", Group: GeneralGroup,
-			Help: "Tokens per GB of KV cache (required if --lmcache-url is not set). From vLLM's log: GPU KV cache size (tokens) / available KV cache memory (GiB)."},
+			Help: "Tokens per GB of KV cache (required if --lmcache-url is not set): the engine's KV cache size in tokens divided by its KV cache memory in GiB. " +
+				"vLLM logs both (GPU KV cache size, available KV cache memory); SGLang logs max_total_num_tokens and the KV cache size; " +
+				"llama.cpp and Ollama log the KV buffer size (MiB) for n_ctx tokens; or 2^30 / (2 x layers x KV heads x head size x bytes per value)."},
 		{Key: keyModel, Type: tString, Label: "Model", Group: GeneralGroup,
 			Help: "Model name, as matched on LMCache's /status (auto-detected from the engine's /v1/models if omitted)."},
 		{Key: keyServedModel, Type: tString, Label: "Served model name", Group: GeneralGroup,
@@ -241,4 +250,13 @@ func loadOptions() []Option {
 		{Key: keyIgnoreEOS, Type: tBool, Default: false, Label: "Ignore EOS", Group: GeneralGroup, Advanced: true,
 			Help: "Ask the engine for exactly max_tokens output tokens on every request, for any workload (vLLM bench serve's --ignore-eos): the body gets ignore_eos and min_tokens, which vLLM and SGLang honour; an engine that ignores them may still stop early (output_tokens says)."},
 	}
+}
+
+// engineKinds are --engine-kind's values.
+func engineKinds() []string {
+	var out []string
+	for _, k := range profile.Kinds() {
+		out = append(out, string(k))
+	}
+	return out
 }

@@ -34,7 +34,7 @@ func TestSimConfigFromFlags(t *testing.T) {
 		"--sim-fault-malformed-sse=0.3", "--sim-fault-slow-first-token=0.4", "--sim-fault-slow-first-token-delay=1s",
 		"--sim-fault-stall-after-headers=0.5", "--sim-fault-stall-mid-stream=0.6", "--sim-fault-hold-after-done=0.7",
 		"--sim-fault-die-after=12", "--sim-tokenizer-mode=subword", "--sim-no-tokenize",
-		"--sim-fault-reset-noop", "--sim-fault-slow-hits",
+		"--sim-fault-reset-noop", "--sim-fault-slow-hits", "--sim-kind=ollama", "--sim-extra-models=m2,m3",
 	)
 	v, err := r.Load(Sources{Flags: fs, Environ: []string{}})
 	if err != nil {
@@ -49,7 +49,7 @@ func TestSimConfigFromFlags(t *testing.T) {
 		TimeScale: 0.5, BlockSize: 8, DefaultMaxTokens: 3, EOSAfter: 5,
 		CPULoadPerToken: 3 * time.Microsecond, DiskLoadPerToken: 7 * time.Microsecond, TokensPerGB: 4096, WorldSize: 2,
 		GPUGB: 1.5, CPUGB: 4, DiskGB: 16, Blend: true, BlendRecompute: 0.2, MaxModelLen: 1000,
-		Tokenizer: sim.TokenizerSubword, NoTokenize: true,
+		Tokenizer: sim.TokenizerSubword, NoTokenize: true, Kind: sim.KindOllama, ExtraModels: "m2,m3",
 		Faults: sim.Faults{Seed: 9, HTTP500: 0.1, CutStream: 0.2, MalformedSSE: 0.3, SlowFirstToken: 0.4, SlowFirstTokenDelay: time.Second,
 			StallAfterHeaders: 0.5, StallMidStream: 0.6, HoldAfterDone: 0.7, DieAfter: 12, ResetNoop: true, SlowHits: true},
 	}

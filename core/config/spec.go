@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/enginemetrics"
 	"github.com/lmbench/lmbench/core/stats"
 )
@@ -26,6 +27,10 @@ type Spec struct {
 	// /v1/models); ServedModel is sent to the engine ("" = Model).
 	Model, ServedModel        string
 	ModelOrigin, ServedOrigin string
+	// EngineKind is --engine-kind (profile.Auto: ask the engine), named
+	// by EngineKindOrigin.
+	EngineKind       profile.Kind
+	EngineKindOrigin string
 	// Workload names the workload; WorkloadPlugin is its binary's path
 	// (one of the two is set once a workload is chosen).
 	Workload, WorkloadPlugin string
@@ -138,6 +143,10 @@ func (s *Spec) general(v *Values) error {
 	s.LMCache = Address{URL: PortOnly(v.String(KeyLMCacheURL)), Origin: v.Origin(KeyLMCacheURL)}
 	s.Model, s.ModelOrigin = v.String(keyModel), v.Origin(keyModel)
 	s.ServedModel, s.ServedOrigin = v.String(keyServedModel), v.Origin(keyServedModel)
+	if s.EngineKind, err = profile.ParseKind(v.String(keyEngineKind), v.Origin(keyEngineKind)); err != nil {
+		return err
+	}
+	s.EngineKindOrigin = v.Origin(keyEngineKind)
 	s.Workload, s.WorkloadPlugin = v.String(KeyWorkload), v.String(KeyWorkloadPlugin)
 	s.KVCacheVolumeGB, s.KVOrigin = v.Float(KeyKVVolume), v.Origin(KeyKVVolume)
 	if !(s.KVCacheVolumeGB > 0) {

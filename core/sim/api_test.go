@@ -99,7 +99,8 @@ func TestUsageCountsWords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			want := usage{PromptTokens: tt.prompt, CompletionTokens: tt.completed, TotalTokens: tt.prompt + tt.completed}
+			want := usage{PromptTokens: tt.prompt, CompletionTokens: tt.completed, TotalTokens: tt.prompt + tt.completed,
+				PromptTokensDetails: &promptTokensDetails{}}
 
 			// Whole response.
 			status, body := postRead(t, url+tt.path, tt.body)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -63,6 +65,13 @@ type Config struct {
 	// NoTokenize turns off /tokenize and /detokenize (404), as on an engine
 	// without them.
 	NoTokenize bool
+	// Kind is the engine it answers as: KindBuiltin (itself, the default)
+	// or KindOllama: Ollama's /api/version and model list, no cached
+	// tokens in usage, no /tokenize, /metrics or cache reset.
+	Kind string
+	// ExtraModels are more model names it lists and serves besides Model,
+	// comma-separated, in the order /v1/models lists them after Model.
+	ExtraModels string
 
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
@@ -134,6 +143,7 @@ func DefaultConfig() Config {
 		DiskGB:           0,
 		BlendRecompute:   0.15,
 		Tokenizer:        TokenizerWords,
+		Kind:             KindBuiltin,
 		Faults:           Faults{Seed: 1, SlowFirstTokenDelay: 2 * time.Second},
 	}
 }
@@ -178,6 +188,38 @@ func (c Config) checkRequests(bad complain) {
 	if c.EOSAfter < 0 {
 		bad("eos-after", "EOSAfter", "must be >= 0 (0: no early end), got %d", c.EOSAfter)
 	}
+	if c.Kind != KindBuiltin && c.Kind != KindOllama {
+		bad("kind", "Kind", "must be %s or %s, got %q", KindBuiltin, KindOllama, c.Kind)
+	}
+	for _, m := range c.extraModels() {
+		if m == "" || m == c.Model {
+			bad("extra-models", "ExtraModels", "must be model names other than %q, separated by commas, got %q", c.Model, c.ExtraModels)
+			break
+		}
+	}
+}
+
+// The engines the simulator can answer as (Config.Kind).
+const (
+	KindBuiltin = "builtin"
+	KindOllama  = "ollama"
+)
+
+// extraModels is ExtraModels as a list (nil when empty).
+func (c Config) extraModels() []string {
+	if strings.TrimSpace(c.ExtraModels) == "" {
+		return nil
+	}
+	out := strings.Split(c.ExtraModels, ",")
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
+}
+
+// serves reports whether model is one the engine serves.
+func (c Config) serves(model string) bool {
+	return model == c.Model || slices.Contains(c.extraModels(), model)
 }
 
 // checkTimes checks the cost model's durations and the time scale.

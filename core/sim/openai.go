@@ -111,7 +111,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) *apiError {
 // resolve checks the shared fields against the served model and returns
 // the number of tokens to generate.
 func (p params) resolve(cfg Config) (maxTokens int, err *apiError) {
-	if p.Model != "" && p.Model != cfg.Model {
+	if p.Model != "" && !cfg.serves(p.Model) {
 		return 0, &apiError{status: http.StatusNotFound,
 			message: fmt.Sprintf("The model `%s` does not exist.", p.Model)}
 	}
@@ -214,7 +214,9 @@ type usage struct {
 	PromptTokens        int                 `json:"prompt_tokens"`
 	TotalTokens         int                 `json:"total_tokens"`
 	CompletionTokens    int                 `json:"completion_tokens"`
-	PromptTokensDetails promptTokensDetails `json:"prompt_tokens_details"`
+	// PromptTokensDetails is nil when posing as an engine that reports
+	// no cached tokens.
+	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`
 }
 
 type promptTokensDetails struct {
@@ -226,7 +228,7 @@ func (g generation) usage() *usage {
 		PromptTokens:        g.promptTokens,
 		TotalTokens:         g.promptTokens + g.completionTokens,
 		CompletionTokens:    g.completionTokens,
-		PromptTokensDetails: promptTokensDetails{CachedTokens: g.cachedTokens},
+		PromptTokensDetails: &promptTokensDetails{CachedTokens: g.cachedTokens},
 	}
 }
 

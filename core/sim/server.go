@@ -66,21 +66,37 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		closing: closing,
 		stop:    stop,
 	}
+	s.handler = s.track(s.routes())
+	return s, nil
+}
+
+// routes is the HTTP API: vLLM's, or Ollama's part of it when the
+// engine poses as Ollama.
+func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/completions", s.handleText)
-	mux.Handle("GET /metrics", newMetricsHandler(s))
 	mux.HandleFunc("GET /status", s.handleStatus)
+	if s.cfg.Kind == KindOllama {
+		mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": ollamaVersion})
+		})
+		return mux
+	}
+	mux.Handle("GET /metrics", newMetricsHandler(s))
 	mux.HandleFunc("POST /reset_prefix_cache", s.handleReset)
-	if !cfg.NoTokenize {
+	if !s.cfg.NoTokenize {
 		mux.HandleFunc("POST /tokenize", s.handleTokenize)
 		mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	}
-	s.handler = s.track(mux)
-	return s, nil
+	return mux
 }
+
+// ollamaVersion is what /api/version answers when posing as Ollama: a
+// version no Ollama has, saying what it is.
+const ollamaVersion = "0.0.0-lmbench-sim"
 
 // Handler returns the HTTP API, for mounting on a server of your own (or
 // httptest). Close still cancels the requests it is serving.
@@ -231,9 +247,15 @@ type modelCard struct {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelCard{{
-		ID: s.cfg.Model, Object: "model", Created: s.now().Unix(), OwnedBy: "lmbench-sim", Root: s.cfg.Model,
-	}}})
+	owner := "lmbench-sim"
+	if s.cfg.Kind == KindOllama {
+		owner = "library"
+	}
+	list := modelList{Object: "list"}
+	for _, m := range append([]string{s.cfg.Model}, s.cfg.extraModels()...) {
+		list.Data = append(list.Data, modelCard{ID: m, Object: "model", Created: s.now().Unix(), OwnedBy: owner, Root: m})
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
@@ -266,7 +288,7 @@ func (s *Server) handleText(w http.ResponseWriter, r *http.Request) {
 
 // checkModel refuses a request naming a model other than the one served.
 func (s *Server) checkModel(model string) *apiError {
-	if model != "" && model != s.cfg.Model {
+	if model != "" && !s.cfg.serves(model) {
 		return &apiError{status: http.StatusNotFound, message: fmt.Sprintf("The model `%s` does not exist.", model)}
 	}
 	return nil
@@ -426,7 +448,7 @@ func (c *completion) stream() (g generation, started bool, err error) {
 		err = c.hang(faultStallMidStream) // one token: stall before the end instead
 	}
 	if err == nil && c.p.StreamOptions != nil && c.p.StreamOptions.IncludeUsage {
-		err = out.send(c.rep.usageChunk(g.usage()))
+		err = out.send(c.rep.usageChunk(c.s.usage(g)))
 	}
 	if err == nil {
 		err = out.done()
@@ -450,7 +472,7 @@ func (c *completion) whole() (generation, error) {
 	if c.cut {
 		c.cutConnection()
 	}
-	body, _ := json.Marshal(c.rep.whole(text.String(), g.usage())) // our own types always marshal
+	body, _ := json.Marshal(c.rep.whole(text.String(), c.s.usage(g))) // our own types always marshal
 	if c.stall {
 		body = body[:len(body)/2]
 	}
@@ -466,4 +488,14 @@ func (c *completion) whole() (generation, error) {
 		_ = c.hang(faultHoldAfterDone)
 	}
 	return g, nil
+}
+
+// usage is a generation's usage as the engine reports it: without cached
+// tokens when posing as Ollama, which reports none.
+func (s *Server) usage(g generation) *usage {
+	u := g.usage()
+	if s.cfg.Kind == KindOllama {
+		u.PromptTokensDetails = nil
+	}
+	return u
 }
