@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -84,6 +85,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		Config: b.Config, Version: b.Version, Planned: int(p.Configured.PlannedRequests),
 		Log: b.Log, Stdout: b.Stdout, Progress: b.Progress, ProgressEvery: b.ProgressEvery, DrainTimeout: s.Drain,
 		Metrics: b.metrics(), Reset: b.reset(), BlockSize: block, BlockSizeFrom: from,
+		EngineProfile: p.EngineProfile(), NoCachedTokens: p.noCachedTokens(),
 		Abort: b.abortPolicy(), Hurry: b.Hurry,
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
@@ -122,20 +124,36 @@ func (b Job) abortPolicy() abort.Policy {
 	}
 }
 
-// metrics is the engine-metrics plan, nil with --no-metrics.
+// metrics is the engine-metrics plan, nil with --no-metrics, and nil
+// for an engine that serves none (Ollama) unless --metrics-url names one.
 func (b Job) metrics() *MetricsPlan {
 	if b.Spec.Metrics.Off {
+		return nil
+	}
+	if pr := b.Prepared.Profile; pr.Kind != "" && pr.Metrics == "" && !b.Prepared.Engine.MetricsGiven() {
+		b.Log.Info().Msgf("%s serves no Prometheus metrics: engine metrics are off for this run", pr.Name)
 		return nil
 	}
 	return &MetricsPlan{URL: b.Prepared.Engine.MetricsURL, Interval: b.Spec.Metrics.Interval}
 }
 
-// reset is the run's --reset-cache, nil for never.
+// reset is the run's --reset-cache, nil for never: at the engine's own
+// reset (SGLang's /flush_cache, llama.cpp's slot erase), vLLM's
+// /reset_prefix_cache for an engine lmbench does not know.
 func (b Job) reset() *kvcache.ResetPlan {
-	if when := b.Spec.Cache.Reset; when != kvcache.ResetNever {
-		return &kvcache.ResetPlan{When: when, URL: b.Prepared.Engine.ResetURL}
+	when := b.Spec.Cache.Reset
+	if when == kvcache.ResetNever {
+		return nil
 	}
-	return nil
+	plan := &kvcache.ResetPlan{When: when, URL: b.Prepared.Engine.ResetURL}
+	if r := b.Prepared.Profile.Reset; r.Path != "" {
+		const vllm = "/reset_prefix_cache"
+		if r.Path != vllm { // llama.cpp: slot 0's (a server of one slot, --parallel 1, is reset whole)
+			plan.URL = strings.TrimSuffix(plan.URL, vllm) + strings.ReplaceAll(r.Path, "{id}", "0")
+		}
+		plan.NotFound = r.Note
+	}
+	return plan
 }
 
 // blockSize is the ledger's block size and where it came from:

@@ -29,7 +29,8 @@ func startCache(ctx context.Context, p Plan) *cacheRun {
 	if c.metrics, err = startMetrics(ctx, p); err != nil {
 		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
 	}
-	cfg := kvcache.Config{Reset: p.Reset, Sender: p.Sender, BlockSize: p.BlockSize, BlockSizeFrom: p.BlockSizeFrom, Log: p.Log}
+	cfg := kvcache.Config{Reset: p.Reset, Sender: p.Sender, BlockSize: p.BlockSize, BlockSizeFrom: p.BlockSizeFrom,
+		NoCachedTokens: p.NoCachedTokens, Log: p.Log}
 	if c.metrics != nil {
 		cfg.Scrape = c.metrics.scrape
 	}

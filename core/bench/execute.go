@@ -95,6 +95,11 @@ type Plan struct {
 	// BlockSizeFrom says where BlockSize came from (kvcache.BlockFromFlag, …),
 	// for the ledger.
 	BlockSizeFrom string
+	// EngineProfile is the summary's engine block (nil: none);
+	// NoCachedTokens names an engine that reports no cached tokens (the
+	// ledger then infers reuse from TTFT).
+	EngineProfile  *report.EngineProfile
+	NoCachedTokens string
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}
@@ -342,7 +347,7 @@ func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run 
 	}
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
 		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
-		HasSchedule: hasSchedule, Shard: x.run.Shard}
+		HasSchedule: hasSchedule, Shard: x.run.Shard, EngineProfile: p.EngineProfile}
 	switch {
 	case res.Abort != nil:
 		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason

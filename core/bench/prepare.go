@@ -10,6 +10,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
 	"github.com/lmbench/lmbench/core/sim"
@@ -57,6 +58,8 @@ type Prepared struct {
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.
 	StatusBlockSize int
+	// Profile is the engine: --engine-kind's, or what it answered.
+	Profile profile.Profile
 
 	closers []func()
 }
@@ -96,6 +99,9 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	if err := p.startEngine(s, log); err != nil {
 		return nil, err
 	}
+	if err := p.findProfile(ctx, s, log); err != nil {
+		return nil, err
+	}
 	if err := p.findModel(ctx, s, log); err != nil {
 		return nil, err
 	}
@@ -129,6 +135,28 @@ func (p *Prepared) startEngine(s Setup, log zerolog.Logger) error {
 	p.closers = append(p.closers, func() { srv.Close() })
 	p.Engine = s.Engine.Started(base)
 	log.Info().Str("url", base).Msg("built-in simulated engine started (a test double: not a real engine's numbers)")
+	return nil
+}
+
+// findProfile names the engine: --engine-kind, else what it answers.
+// A --reset-cache the engine cannot do is refused here, before traffic.
+func (p *Prepared) findProfile(ctx context.Context, s Setup, log zerolog.Logger) error {
+	if s.EngineKind != profile.Auto && s.EngineKind != "" {
+		p.Profile = profile.Given(s.EngineKind, s.EngineKindOrigin)
+	} else {
+		p.Profile = profile.Detect(ctx, profile.Target{Base: p.Engine.Base, Root: p.Engine.Root, APIKey: p.APIKey,
+			LMCache: s.LMCache.URL != ""})
+	}
+	pr := p.Profile
+	log.Info().Str("engine_kind", string(pr.Kind)).Str("version", pr.Version).Str("from", pr.DetectedFrom).
+		Msgf("engine: %s", pr.Name)
+	if s.Cache.Reset != config.ResetNever && pr.Reset.Path == "" && pr.Kind != profile.Unknown {
+		return UsageError{fmt.Errorf("%s %s: %s has no prefix-cache reset; restart the engine for a cold start, "+
+			"or leave it at %s", s.Cache.ResetOrigin, s.Cache.Reset, pr.Name, config.ResetNever)}
+	}
+	if !pr.ReportsCachedTokens() {
+		log.Warn().Msgf("%s does not report cached tokens: the cache ledger infers reuse from TTFT", pr.Name)
+	}
 	return nil
 }
 

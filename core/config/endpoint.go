@@ -45,6 +45,10 @@ type Endpoint struct {
 	metricsOff bool
 }
 
+// MetricsGiven reports whether --metrics-url named the exposition (else
+// MetricsURL is the engine's own /metrics, derived).
+func (e Endpoint) MetricsGiven() bool { return e.metricsURL != "" }
+
 // Started is the built-in engine's endpoint once it listens at base.
 func (e Endpoint) Started(base string) Endpoint {
 	_ = e.at(engine.NormalizeURL(base), "builtin ("+base+")") // base is the engine's own http://127.0.0.1:PORT

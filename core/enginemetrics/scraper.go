@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"net/url"
 	"os"
 	"sync"
@@ -187,9 +188,15 @@ func (s *Scraper) fetch(ctx context.Context) (Snapshot, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return Snapshot{}, fmt.Errorf("GET %s: %s", s.cfg.Shown, resp.Status)
 	}
+	if ct := resp.Header.Get("Content-Type"); strings.Contains(ct, "json") || strings.Contains(ct, "html") {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		return Snapshot{}, fmt.Errorf("GET %s: answered %s, not Prometheus metrics text: "+
+			"--metrics-url must name the engine's Prometheus exposition (vLLM, SGLang --enable-metrics, llama.cpp --metrics: /metrics; "+
+			"Ollama serves none: --no-metrics)", s.cfg.Shown, ct)
+	}
 	snap, err := Parse(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("GET %s: %w", s.cfg.Shown, err)
+		return Snapshot{}, fmt.Errorf("GET %s: %w (is it the engine's Prometheus /metrics?)", s.cfg.Shown, err)
 	}
 	return snap, nil
 }

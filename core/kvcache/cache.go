@@ -41,7 +41,11 @@ type Config struct {
 	// DefaultBlockSize); BlockSizeFrom says where it came from.
 	BlockSize     int
 	BlockSizeFrom string
-	Log           zerolog.Logger
+	// NoCachedTokens names the engine when it reports no cached tokens
+	// (Ollama, TGI): the ledger's cached figures are then n/a and reuse is
+	// inferred from TTFT; "" when it reports them.
+	NoCachedTokens string
+	Log            zerolog.Logger
 }
 
 // Run is what a run does about the engine's KV cache besides measuring
@@ -62,6 +66,10 @@ type Run struct {
 	// expect is what the workload declared of each phase's requests
 	// (the expected-reuse capability), by phase: 0 warmup, 1 measure.
 	expect [2]expectation
+	// noCached names an engine that reports no cached tokens; inferred
+	// gathers the TTFTs of its declared-warm and declared-cold requests.
+	noCached string
+	inferred *inferredReuse
 }
 
 // expectation sums a phase's declared reuse beside what it got.
@@ -81,7 +89,10 @@ type expectation struct {
 // warmup phase: a reset before-warmup.
 func Start(ctx context.Context, cfg Config) *Run {
 	c := &Run{ctx: ctx, reset: cfg.Reset, sender: cfg.Sender, scrape: cfg.Scrape, log: cfg.Log,
-		blockSize: cfg.BlockSize, blockFrom: cfg.BlockSizeFrom}
+		blockSize: cfg.BlockSize, blockFrom: cfg.BlockSizeFrom, noCached: cfg.NoCachedTokens}
+	if c.noCached != "" {
+		c.inferred = newInferredReuse()
+	}
 	if c.blockSize <= 0 {
 		c.blockSize, c.blockFrom = DefaultBlockSize, BlockFromDefault
 	}
@@ -109,6 +120,7 @@ func (c *Run) Observe(rec *record.Record, out *runloop.Outgoing) {
 		want = min(want, rec.InputTokens-1)
 	}
 	aligned := want / bs * bs
+	c.inferred.add(rec, aligned, bs)
 	if out.TargetTier == protocol.TierBlend && want > 0 {
 		e.blend.observe(aligned, rec.CachedTokens, bs)
 		return
@@ -144,5 +156,9 @@ func (c *Run) Finish(scan scanFunc, workload string, e *report.EngineMetrics) (*
 	}
 	l := c.ledger
 	l.BlockSize, l.BlockSizeFrom = c.blockSize, c.blockFrom
+	if c.noCached != "" {
+		l.NotReported = c.noCached
+		return &l, judgeUnreported(&l, scan, workload, e, c.inferred, c.expect)
+	}
 	return &l, judgeLedger(&l, scan, workload, e, c.blockSize, c.expect)
 }

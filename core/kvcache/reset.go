@@ -35,6 +35,9 @@ type ResetPlan struct {
 	URL string
 	// Client posts the reset (nil: a client of its own).
 	Client *http.Client
+	// NotFound is said when the reset answers 404 (the engine's profile:
+	// what it needs); "" says vLLM's.
+	NotFound string
 }
 
 // probeWords is the probe prompt's length: many blocks of any tokenizer.
@@ -96,7 +99,7 @@ func resetCache(ctx context.Context, plan *ResetPlan, sender Sender, scrape Scra
 	case err != nil:
 		r.Detail = "could not check after the reset: " + err.Error()
 	case hitBefore == 0:
-		r.Detail = "could not check: a repeated probe prompt hit nothing even before the reset (prefix caching off, or the engine reports no cached tokens: vLLM needs --enable-prompt-tokens-details)"
+		r.Detail = "could not check: a repeated probe prompt hit nothing even before the reset (prefix caching off, or the engine reports no cached tokens: vLLM needs --enable-prompt-tokens-details, SGLang --enable-cache-report)"
 	case hitAfter > 0:
 		r.Cleared = "no"
 		r.Detail = fmt.Sprintf("the reset answered %d but did not clear: the probe prompt still hit %s tokens after it (%s before)",
@@ -163,7 +166,11 @@ func postReset(ctx context.Context, plan *ResetPlan) (status int, errText string
 	if resp.StatusCode/100 != 2 {
 		msg := fmt.Sprintf("POST %s: %s", engine.RedactURL(plan.URL), resp.Status)
 		if resp.StatusCode == http.StatusNotFound {
-			msg += " (vLLM serves it only when started with VLLM_SERVER_DEV_MODE=1)"
+			hint := plan.NotFound
+			if hint == "" {
+				hint = "vLLM serves it only when started with VLLM_SERVER_DEV_MODE=1; SGLang's is /flush_cache"
+			}
+			msg += " (" + hint + ")"
 		}
 		return resp.StatusCode, msg
 	}

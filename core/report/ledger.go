@@ -26,6 +26,11 @@ type CacheLedger struct {
 	// Blend is the non-prefix reuse the workload expected beside what was
 	// measured; nil when none was expected.
 	Blend *BlendCheck
+	// NotReported names the engine when it reports no cached tokens:
+	// the requests' cached figures are not known (n/a), and TTFTGain, when
+	// set, is inferred from the TTFT of requests the workload declared warm
+	// against those it declared cold.
+	NotReported string
 	// Verdicts are the warnings, in order.
 	Verdicts []string
 }
@@ -33,6 +38,9 @@ type CacheLedger struct {
 // TTFTGain compares hits with cold requests, per phase and prompt-length
 // bucket (within about 19%), over the buckets with at least three of each.
 type TTFTGain struct {
+	// Inferred: hits are the requests declared warm, not those that
+	// reported cached tokens (an engine that reports none).
+	Inferred                           bool
 	HitRequests, ColdRequests, Buckets int
 	// HitCachedShare is the hits' median share of their prompt cached.
 	HitCachedShare float64
@@ -134,14 +142,22 @@ func ledgerSection(l *CacheLedger) string {
 		if p.p.Declared > 0 {
 			add(entry{p.name + " expected cached tokens", count(p.p.Expected)})
 		}
-		add(entry{p.name + " cached tokens (requests)", p.p.Journal},
+		var journal any = p.p.Journal
+		if l.NotReported != "" {
+			journal = "n/a"
+		}
+		add(entry{p.name + " cached tokens (requests)", journal},
 			entry{p.name + " hit tokens (/metrics)", count(p.p.Engine)},
 			entry{p.name + " agree within a block/request", p.p.Agrees})
 	}
 	if l.BlockSize > 0 && l.BlockSizeFrom != "" {
 		add(entry{"Block size (tokens)", fmt.Sprintf("%d (%s)", l.BlockSize, l.BlockSizeFrom)})
 	}
-	if g := l.TTFTGain; g != nil {
+	if g := l.TTFTGain; g != nil && g.Inferred {
+		add(entry{"TTFT of warm / cold requests (ms)", fmt.Sprintf("%.1f / %.1f", g.HitTTFT, g.ColdTTFT)},
+			entry{"Warm / cold requests compared", fmt.Sprintf("%d / %d", g.HitRequests, g.ColdRequests)},
+			entry{"Reuse (inferred from TTFT)", inferredReuse(g)})
+	} else if g != nil {
 		add(entry{"TTFT of hits / cold requests (ms)", fmt.Sprintf("%.1f / %.1f", g.HitTTFT, g.ColdTTFT)},
 			entry{"Hits / cold requests compared", fmt.Sprintf("%d / %d", g.HitRequests, g.ColdRequests)})
 	}
@@ -158,6 +174,18 @@ func ledgerSection(l *CacheLedger) string {
 	return b.String()
 }
 
+// InferredReuseRatio is the warm/cold TTFT ratio below which reuse
+// inferred from TTFT counts as seen.
+const InferredReuseRatio = 0.9
+
+// inferredReuse is the ledger's line on reuse inferred from TTFT.
+func inferredReuse(g *TTFTGain) string {
+	if g.Ratio < InferredReuseRatio {
+		return fmt.Sprintf("yes (ratio %.2f)", g.Ratio)
+	}
+	return fmt.Sprintf("not seen (ratio %.2f)", g.Ratio)
+}
+
 // withCacheLedger appends bench_summary.json's "cache_ledger" member; doc
 // is unchanged without one.
 func withCacheLedger(doc []kv, l *CacheLedger) []kv {
@@ -170,17 +198,21 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 			{"cleared", r.Cleared}, {"detail", orNull(r.Detail)}}
 	}
 	phase := func(p LedgerPhase) []kv {
+		var journal, reporting, declaredCached any = p.Journal, p.Reporting, p.ExpectedMeasured
+		if l.NotReported != "" {
+			journal, reporting, declaredCached = nil, nil, nil
+		}
 		return []kv{
 			{"requests", p.Requests},
-			{"journal_cached_tokens", p.Journal},
-			{"requests_reporting_cached_tokens", p.Reporting},
+			{"journal_cached_tokens", journal},
+			{"requests_reporting_cached_tokens", reporting},
 			{"engine_hit_tokens", p.Engine},
 			{"difference", p.Difference},
 			{"tolerance", p.Tolerance},
 			{"agrees", p.Agrees},
 			{"declared_requests", p.Declared},
 			{"expected_cached_tokens", p.Expected},
-			{"declared_cached_tokens", p.ExpectedMeasured},
+			{"declared_cached_tokens", declaredCached},
 			{"short_requests", p.Short},
 			{"cold_requests_with_hits", p.ColdHits},
 			{"expected_below_one_block", p.BelowBlock},
@@ -191,12 +223,15 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 		gain = []kv{{"hit_requests", g.HitRequests}, {"cold_requests", g.ColdRequests}, {"buckets", g.Buckets},
 			{"hit_cached_share", g.HitCachedShare}, {"hit_ttft_ms", g.HitTTFT}, {"cold_ttft_ms", g.ColdTTFT},
 			{"ratio", g.Ratio}}
+		if g.Inferred { // an engine without cached tokens: warm and cold as declared
+			gain = append([]kv{{"inferred", true}}, gain.([]kv)...)
+		}
 	}
 	if bl := l.Blend; bl != nil {
 		blend = []kv{{"requests", bl.Requests}, {"expected_tokens", bl.Expected}, {"measured_tokens", bl.Measured},
 			{"source", orNull(bl.Source)}, {"short_requests", bl.Short}}
 	}
-	return append(doc, kv{"cache_ledger", []kv{
+	ledger := []kv{
 		{"reset", reset},
 		{"warmup", phase(l.Warmup)},
 		{"measure", phase(l.Measure)},
@@ -205,7 +240,11 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 		{"ttft_gain", gain},
 		{"blend", blend},
 		{"verdicts", append([]string{}, l.Verdicts...)},
-	}})
+	}
+	if l.NotReported != "" {
+		ledger = append(ledger, kv{"cached_tokens_reported", false})
+	}
+	return append(doc, kv{"cache_ledger", ledger})
 }
 
 // Agreement is "yes" when |difference| <= tolerance, "no" otherwise,

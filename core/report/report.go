@@ -73,6 +73,9 @@ type Run struct {
 	// Ledger is the cache reset's check and the cache ledger; nil: none
 	// (a summary recomputed from a journal).
 	Ledger *CacheLedger
+	// EngineProfile is the engine as lmbench found it; nil: not known (a
+	// summary recomputed from a journal).
+	EngineProfile *EngineProfile
 	// Shard is this run's part of a sharded run (nil: not a shard);
 	// Shards are the parts of a merged run (nil: not merged).
 	Shard  *record.Shard
@@ -118,6 +121,12 @@ func (e entry) String() string {
 	label := e.label + ":"
 	pad := Width - utf8.RuneCountInString(label) - utf8.RuneCountInString(v)
 	return label + strings.Repeat(" ", max(pad, 1)) + v
+}
+
+// cachedUnknown: the engine reports no cached tokens, so the cached
+// figures are not known (n/a), not 0.
+func (run Run) cachedUnknown() bool {
+	return run.EngineProfile != nil && run.EngineProfile.CachedTokens == ""
 }
 
 // status is how run ended, from Interrupted when Status is not set.
@@ -217,7 +226,8 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	section("E2E latency", distEntries("E2E", f.E2E, ps)...)
 	section("From the schedule (due time)", append(distEntries("TTFT from due", f.TTFTFromScheduled, ps),
 		distEntries("E2E from due", f.E2EFromScheduled, ps)...)...)
-	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup), cacheEntries("Measured", f.Cache.Measure)...)...)
+	unknown := run.cachedUnknown()
+	section("KV cache", append(cacheEntries("Warmup", f.Cache.Warmup, unknown), cacheEntries("Measured", f.Cache.Measure, unknown)...)...)
 	if e := promptEntries(cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure); e != nil {
 		section("Prompt tokens", e...)
 	}
@@ -320,7 +330,11 @@ func distValues(d stats.Dist, ps []float64) []float64 {
 	return out
 }
 
-func cacheEntries(phase string, c stats.Cache) []entry {
+func cacheEntries(phase string, c stats.Cache, unknown bool) []entry {
+	if unknown { // the engine reports no cached tokens: not 0, not known
+		return []entry{{phase + " requests", c.Requests}, {phase + " prompt tokens", c.PromptTokens},
+			{phase + " cached tokens", "n/a"}, {phase + " cached/prompt (%)", "n/a"}, {phase + " requests with cached tokens", "n/a"}}
+	}
 	return []entry{
 		{phase + " requests", c.Requests},
 		{phase + " prompt tokens", c.PromptTokens},
@@ -355,8 +369,8 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 		// lmbench's additions, after the original's keys.
 		{"metrics", metricsJSON(f, ps)},
 		{"cache", []kv{
-			{"warmup", cacheJSON(f.Cache.Warmup)},
-			{"measure", cacheJSON(f.Cache.Measure)},
+			{"warmup", cacheJSON(f.Cache.Warmup, run.cachedUnknown())},
+			{"measure", cacheJSON(f.Cache.Measure, run.cachedUnknown())},
 		}},
 		{"failures", []kv{
 			{"warmup", failuresJSON(f.Failures.Warmup)},
@@ -368,6 +382,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)
 	doc = withCacheLedger(doc, run.Ledger)
+	doc = withEngineProfile(doc, run.EngineProfile)
 	doc = withShards(doc, run)
 	var b strings.Builder
 	writeObject(&b, doc, 0)
@@ -463,7 +478,11 @@ func distJSON(d stats.Dist, ps []float64) []kv {
 	return out
 }
 
-func cacheJSON(c stats.Cache) []kv {
+func cacheJSON(c stats.Cache, unknown bool) []kv {
+	if unknown {
+		return []kv{{"requests", c.Requests}, {"prompt_tokens", c.PromptTokens}, {"cached_tokens", nil},
+			{"cached_ratio", nil}, {"requests_with_cached_tokens", nil}}
+	}
 	return []kv{
 		{"requests", c.Requests},
 		{"prompt_tokens", c.PromptTokens},
