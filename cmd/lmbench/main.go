@@ -63,6 +63,8 @@ func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code in
 		err = cmdCompare(args[1:], stdout)
 	case "plugins":
 		err = cmdPlugins(args[1:], stdout)
+	case "probe":
+		err = cmdProbe(args[1:], stdout)
 	case "completion":
 		err = cmdCompletion(args[1:], stdout)
 	case "__complete": // called by the completion scripts
@@ -104,6 +106,7 @@ Usage:
   lmbench report DIR... [-o report.html]                write a self-contained HTML report of runs (charts, tables, comparison)
   lmbench compare A B [C...] [--json]                   compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing
   lmbench plugins                                       list the workload and exporter plugins found
+  lmbench probe --engine-url URL [--json]               what the engine reports, what lmbench can measure on it
   lmbench completion bash|zsh|fish                      print a shell completion script
   lmbench version
 

@@ -13,6 +13,7 @@ import (
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/engine"
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -130,7 +131,7 @@ func (b Job) metrics() *MetricsPlan {
 	if b.Spec.Metrics.Off {
 		return nil
 	}
-	if pr := b.Prepared.Profile; pr.Kind != "" && pr.Metrics == "" && !b.Prepared.Engine.MetricsGiven() {
+	if pr := b.Prepared.Profile; pr.Kind != "" && pr.Kind != profile.Unknown && pr.Metrics == "" && !b.Prepared.Engine.MetricsGiven() {
 		b.Log.Info().Msgf("%s serves no Prometheus metrics: engine metrics are off for this run", pr.Name)
 		return nil
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -168,6 +169,10 @@ func (p *Prepared) findModel(ctx context.Context, s Setup, log zerolog.Logger) e
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		model, err := engine.DetectModel(dctx, p.Engine.Base, p.APIKey, nil)
 		cancel()
+		var many *engine.ManyModelsError
+		if errors.As(err, &many) {
+			return UsageError{err} // a choice the command line has to make
+		}
 		if err != nil {
 			return err
 		}

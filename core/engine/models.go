@@ -36,14 +36,21 @@ func DetectModel(ctx context.Context, baseURL, apiKey string, client *http.Clien
 		return "", err
 	}
 	if len(models) > 1 {
-		ids := make([]string, len(models))
-		for i, m := range models {
-			ids[i] = m.ID
+		e := &ManyModelsError{}
+		for _, m := range models {
+			e.IDs = append(e.IDs, m.ID)
 		}
-		return "", fmt.Errorf("the engine serves %d models (%s); pass --model with one of them",
-			len(models), strings.Join(ids, ", "))
+		return "", e
 	}
 	return models[0].ID, nil
+}
+
+// ManyModelsError is DetectModel's answer for an engine serving several
+// models: which one to benchmark is the user's choice.
+type ManyModelsError struct{ IDs []string }
+
+func (e *ManyModelsError) Error() string {
+	return fmt.Sprintf("the engine serves %d models (%s); pass --model with one of them", len(e.IDs), strings.Join(e.IDs, ", "))
 }
 
 // ListModels returns the models the engine lists at GET {base}/models, in

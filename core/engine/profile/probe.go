@@ -144,6 +144,8 @@ func (r Report) Facts() []Fact {
 		add(false, "no cached token counts: the cache ledger will use TTFT only (reuse inferred from warm against cold requests)")
 	}
 	switch {
+	case p.Kind == Unknown:
+		add(false, "metrics not known for this engine: a run scrapes its /metrics and says if that fails (--no-metrics: none)")
 	case r.Metrics:
 		add(true, "metrics at %s (%s series): the ledger sets the engine's counters beside the requests'", r.MetricsURL, p.Metrics)
 	case p.Metrics != "" && r.MetricsURL != "":
