@@ -161,3 +161,41 @@ func TestEngineWithoutResetRefusesResetCache(t *testing.T) {
 		t.Errorf("exit %d, want %d and %q:\n%s", r.code, exitUsage, want, r.stderr)
 	}
 }
+
+// Under --ignore-eos on an engine that ignores it, every answer shorter
+// than max_tokens is flagged in the log and counted in the summary.
+func TestEngineIgnoringIgnoreEOSIsFlagged(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--sim-kind", "ollama", "--sim-eos-after", "2",
+		"--workload", "long-doc-qa", "--ldqa-document-length", "100", "--ldqa-query-per-document", "2", "--ignore-eos",
+		"--sim-time-scale", "0", "--kv-cache-volume", "0.01", "--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "output tokens of the") || !strings.Contains(r.stderr, "under ignore_eos: the engine ignored it") {
+		t.Errorf("no request flagged in the log:\n%s", r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "bench_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results struct {
+			Total int `json:"total_requests"`
+		} `json:"results"`
+		Checks *struct {
+			Short int `json:"short_under_ignore_eos"`
+		} `json:"stream_checks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Checks == nil || doc.Checks.Short < doc.Results.Total || doc.Results.Total == 0 {
+		t.Errorf("stream_checks %+v over %d requests, want every request short", doc.Checks, doc.Results.Total)
+	}
+	if !strings.Contains(r.stdout, "Short under ignore_eos:") || !strings.Contains(r.stdout, "WARNING: ") {
+		t.Errorf("the summary does not say so:\n%s", r.stdout)
+	}
+}

@@ -256,6 +256,7 @@ func (x *execution) observer(ctx, runCtx context.Context) *observer {
 		keep: x.keep, fan: x.fan, live: stats.NewLive(x.wallStart), log: p.Log,
 		policy: abort.NewState(p.Abort), flog: abort.NewFailureLog(p.Log, abort.FailureLogEvery),
 		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
+		streams: &streamChecks{ignoreAll: p.IgnoreEOS, log: p.Log},
 	}
 	if p.Tracing != nil {
 		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
@@ -347,7 +348,8 @@ func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run 
 	}
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
 		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
-		HasSchedule: hasSchedule, Shard: x.run.Shard, EngineProfile: p.EngineProfile}
+		HasSchedule: hasSchedule, Shard: x.run.Shard, EngineProfile: p.EngineProfile,
+		ShortUnderIgnoreEOS: obs.streams.shortCount()}
 	switch {
 	case res.Abort != nil:
 		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason
@@ -489,6 +491,7 @@ type observer struct {
 	trace           *telemetry.Run  // nil when tracing is off
 	probe           *overhead.Probe // the measured phase's overhead probe
 	cache           *cacheRun       // the engine's metrics, the cache reset and ledger
+	streams         *streamChecks   // output shorter than asked, buffered streams
 	log             zerolog.Logger
 
 	// The abort policy's state, failures told as they happen, and the
@@ -610,6 +613,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	o.cache.observe(rec, f.Req)
+	o.streams.observe(rec, f.Req)
 	// The journal first: once it has the record, the request is safe.
 	// When it fails the run stops at once, and the keeper keeps this
 	// record and every later one elsewhere.

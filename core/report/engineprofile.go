@@ -1,5 +1,12 @@
 package report
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lmbench/lmbench/core/stats"
+)
+
 // EngineProfile is the engine a run measured, as lmbench found it (core/
 // engine/profile): what it reports, and what lmbench could and could not
 // measure there, in plain words.
@@ -33,5 +40,47 @@ func withEngineProfile(doc []kv, e *EngineProfile) []kv {
 		{"honours", []kv{{"ignore_eos", e.IgnoreEOS}, {"min_tokens", e.MinTokens}, {"seed", e.Seed}}},
 		{"can", append([]string{}, e.Can...)},
 		{"cannot", append([]string{}, e.Cannot...)},
+	}})
+}
+
+// streamSection is the terminal's "Stream checks" section: requests
+// whose answers lmbench could not take at their word; "" when none.
+func streamSection(run Run, f stats.Final) string {
+	if f.CoarseStreams == 0 && run.ShortUnderIgnoreEOS == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(center(" Stream checks ", Width, '-') + "\n")
+	b.WriteString(entry{"Coarse streams (no decode/TPOT/ITL)", f.CoarseStreams}.String() + "\n")
+	b.WriteString(entry{"Short under ignore_eos", run.ShortUnderIgnoreEOS}.String() + "\n")
+	var text []string
+	if f.CoarseStreams > 0 {
+		text = append(text, fmt.Sprintf("WARNING: %d measured requests streamed their tokens in far fewer chunks than their usage "+
+			"counts: their decode speed, TPOT and ITL are left out", f.CoarseStreams))
+	}
+	if run.ShortUnderIgnoreEOS > 0 {
+		text = append(text, fmt.Sprintf("WARNING: %d requests asked for exactly max_tokens (ignore_eos) and got fewer: "+
+			"the engine ignored ignore_eos; output lengths are not what the workload set", run.ShortUnderIgnoreEOS))
+	}
+	for _, s := range text {
+		for i, line := range wrap(s, Width-2) {
+			if i > 0 {
+				line = "  " + line
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// withStreamChecks appends bench_summary.json's "stream_checks" member
+// when a check flagged a request; doc is unchanged otherwise.
+func withStreamChecks(doc []kv, run Run, f stats.Final) []kv {
+	if f.CoarseStreams == 0 && run.ShortUnderIgnoreEOS == 0 {
+		return doc
+	}
+	return append(doc, kv{"stream_checks", []kv{
+		{"coarse_streams", f.CoarseStreams},
+		{"short_under_ignore_eos", run.ShortUnderIgnoreEOS},
 	}})
 }

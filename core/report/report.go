@@ -76,6 +76,9 @@ type Run struct {
 	// EngineProfile is the engine as lmbench found it; nil: not known (a
 	// summary recomputed from a journal).
 	EngineProfile *EngineProfile
+	// ShortUnderIgnoreEOS counts the requests that asked for exactly
+	// max_tokens (ignore_eos) and got fewer: the engine ignored it.
+	ShortUnderIgnoreEOS int
 	// Shard is this run's part of a sharded run (nil: not a shard);
 	// Shards are the parts of a merged run (nil: not merged).
 	Shard  *record.Shard
@@ -235,6 +238,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
 	b.WriteString(ledgerSection(run.Ledger))
+	b.WriteString(streamSection(run, f))
 	b.WriteString(shardSection(run))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
@@ -383,6 +387,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	doc = withEngineMetrics(doc, run.Engine)
 	doc = withCacheLedger(doc, run.Ledger)
 	doc = withEngineProfile(doc, run.EngineProfile)
+	doc = withStreamChecks(doc, run, f)
 	doc = withShards(doc, run)
 	var b strings.Builder
 	writeObject(&b, doc, 0)

@@ -34,6 +34,19 @@ func TestPosingAsOllama(t *testing.T) {
 	}
 }
 
+// Posing as Ollama, ignore_eos and min_tokens are ignored: the answer
+// ends at the end-of-sequence token.
+func TestPosingAsOllamaIgnoresIgnoreEOS(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig()
+	cfg.Kind, cfg.EOSAfter = KindOllama, 2
+	_, url := startServer(t, cfg)
+	_, body := postRead(t, url+"/v1/chat/completions", chatBody("a b c", `"max_tokens":8,"ignore_eos":true,"min_tokens":8`))
+	if !strings.Contains(body, `"completion_tokens":2`) || !strings.Contains(body, `"finish_reason":"stop"`) {
+		t.Errorf("answer %s, want 2 tokens ending at stop", body)
+	}
+}
+
 // Extra models are listed after the first and served.
 func TestExtraModels(t *testing.T) {
 	t.Parallel()

@@ -144,13 +144,14 @@ func (p params) resolve(cfg Config) (maxTokens int, err *apiError) {
 // outputTokens is how many of maxTokens the answer produces: all of them,
 // unless Config.EOSAfter ends it earlier (stop: at the end-of-sequence
 // token) and the request neither sets ignore_eos nor asks for more with
-// min_tokens.
+// min_tokens. Posing as Ollama, it ignores both, as Ollama does.
 func (p params) outputTokens(cfg Config, maxTokens int) (n int, stop bool) {
-	if cfg.EOSAfter <= 0 || p.IgnoreEOS {
+	ollama := cfg.Kind == KindOllama
+	if cfg.EOSAfter <= 0 || (p.IgnoreEOS && !ollama) {
 		return maxTokens, false
 	}
 	n = cfg.EOSAfter
-	if p.MinTokens != nil {
+	if p.MinTokens != nil && !ollama {
 		n = max(n, *p.MinTokens)
 	}
 	if n >= maxTokens {

@@ -148,6 +148,7 @@ type Builder struct {
 	prompts             struct{ warmup, measure PromptCheck }
 	hasLag              bool
 	load                loadTally
+	coarse              int // measured requests with a CoarseStream
 }
 
 // NewBuilder starts the measured phase's clock at start, with room for n
@@ -193,15 +194,21 @@ func (b *Builder) Add(r *record.Record) {
 		lag = r.Submit.Sub(r.Scheduled).Seconds()
 		b.hasLag = true
 	}
+	coarse := CoarseStream(r)
+	decode, itl := DecodeSpeed(r), orZero(r.ITL)
+	if coarse { // n/a, not millions of tokens per second
+		decode, itl = math.NaN(), 0
+		b.coarse++
+	}
 	b.c.Add(Sample{
-		Success: r.Success, TTFT: r.TTFT, Latency: r.Latency, DecodeSpeed: DecodeSpeed(r),
-		ITL: orZero(r.ITL), DispatchLag: lag, InputTokens: int(r.InputTokens), OutputTokens: int(r.OutputTokens),
+		Success: r.Success, TTFT: r.TTFT, Latency: r.Latency, DecodeSpeed: decode,
+		ITL: itl, DispatchLag: lag, InputTokens: int(r.InputTokens), OutputTokens: int(r.OutputTokens),
 		Finish: r.Finish,
 	})
 	if !r.Success {
 		return
 	}
-	if tpot, ok := r.TPOT(); ok {
+	if tpot, ok := r.TPOT(); ok && !coarse {
 		b.tpotMs = append(b.tpotMs, tpot*1000)
 	}
 	if !r.Scheduled.IsZero() {
@@ -212,7 +219,7 @@ func (b *Builder) Add(r *record.Record) {
 			b.e2eDueMs = append(b.e2eDueMs, ms(r.Finish.Sub(r.Scheduled)))
 		}
 	}
-	for i := 1; i < len(r.ChunkOffsetsUs); i++ {
+	for i := 1; i < len(r.ChunkOffsetsUs) && !coarse; i++ {
 		b.itl.add(float64(r.ChunkOffsetsUs[i]-r.ChunkOffsetsUs[i-1]) / 1000)
 	}
 }
@@ -244,6 +251,7 @@ func (b *Builder) Final(ps []float64) Final {
 	f.Cache.Warmup, f.Cache.Measure = b.warmup, b.measure
 	f.Failures.Warmup, f.Failures.Measure = b.warmupF.Breakdown(), b.measureF.Breakdown()
 	f.Prompts.Warmup, f.Prompts.Measure = b.prompts.warmup, b.prompts.measure
+	f.CoarseStreams = b.coarse
 	b.Judge(&f, 0, SLO{}) // no requested rate, no SLO, unless the caller judges again
 	return f
 }

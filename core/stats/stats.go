@@ -78,6 +78,10 @@ type Final struct {
 	Failures struct{ Warmup, Measure failure.Breakdown }
 	// Prompts sets stated prompt lengths beside the engine's, per phase.
 	Prompts struct{ Warmup, Measure PromptCheck }
+	// CoarseStreams counts the measured requests whose tokens arrived in
+	// far fewer chunks than their usage counts (CoarseStream): their
+	// decode speed, TPOT and ITL are left out.
+	CoarseStreams int
 	// Load and Goodput are filled in by Builder.Judge.
 	Load    Load
 	Goodput Goodput
