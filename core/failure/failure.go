@@ -22,6 +22,8 @@ type Kind struct {
 	Connection bool
 	// Status is the HTTP status code of an "HTTP <code>" failure, else 0.
 	Status int
+	// Hint says what usually causes it, for people; "" when nothing useful.
+	Hint string
 }
 
 // The kinds without parameters.
@@ -33,7 +35,9 @@ var (
 	TLS          = Kind{ID: "tls", Label: "TLS failure", Connection: true}
 	Unreachable  = Kind{ID: "network_unreachable", Label: "network unreachable", Connection: true}
 	NoFiles      = Kind{ID: "too_many_open_files", Label: "too many open files (client)", Connection: true}
-	StreamBroken = Kind{ID: "stream_broken", Label: "stream broken"}
+	StreamBroken = Kind{ID: "stream_broken", Label: "stream broken",
+		Hint: "the engine ended the stream early: it may stop an answer itself (Ollama's runner does when one token repeats " +
+			"30 times, as a small or random-weight model may), or a proxy timed it out or the engine crashed; its log says which"}
 	StreamError  = Kind{ID: "stream_error", Label: "error event in the stream"}
 	NoContent    = Kind{ID: "no_content", Label: "stream without content"}
 	Cancelled    = Kind{ID: "cancelled", Label: "cancelled (drain timeout)"}

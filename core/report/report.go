@@ -277,6 +277,12 @@ func failureLines(fb failure.Breakdown) string {
 			ex = c.ExampleRequest + ": " + ex
 		}
 		b.WriteString("    e.g. " + strings.ReplaceAll(failure.Truncate(ex, exampleWidth), "\n", " ") + "\n")
+		for i, line := range wrap(c.Hint, Width-6) {
+			if i == 0 {
+				line = "why? " + line
+			}
+			b.WriteString("    " + line + "\n")
+		}
 	}
 	return b.String()
 }
