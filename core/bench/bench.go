@@ -87,6 +87,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		Log: b.Log, Stdout: b.Stdout, Progress: b.Progress, ProgressEvery: b.ProgressEvery, DrainTimeout: s.Drain,
 		Metrics: b.metrics(), Reset: b.reset(), BlockSize: block, BlockSizeFrom: from,
 		EngineProfile: p.EngineProfile(), NoCachedTokens: p.noCachedTokens(),
+		WorkloadBlock: workloadBlock(p.Configured.Resolved), WorkloadBlockFlag: "--" + w.Prefix() + "-block-size",
 		Abort: b.abortPolicy(), Hurry: b.Hurry,
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
@@ -171,6 +172,20 @@ func (b Job) blockSize() (int, string) {
 		return b.BuiltinBlockSize, kvcache.BlockFromBuiltin
 	}
 	return c.BlockSize, kvcache.BlockFromDefault
+}
+
+// workloadBlock is the workload's own block-size option, when it has one
+// (trace-replay's --tr-block-size); 0 otherwise.
+func workloadBlock(resolved protocol.Values) int {
+	switch v := resolved["block-size"].(type) {
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
 }
 
 // requestedRate is this run's part of the rate the workload declared.

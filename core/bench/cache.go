@@ -30,7 +30,7 @@ func startCache(ctx context.Context, p Plan) *cacheRun {
 		p.Log.Warn().Err(err).Msg("engine metrics are off for this run")
 	}
 	cfg := kvcache.Config{Reset: p.Reset, Sender: p.Sender, BlockSize: p.BlockSize, BlockSizeFrom: p.BlockSizeFrom,
-		NoCachedTokens: p.NoCachedTokens, Log: p.Log}
+		NoCachedTokens: p.NoCachedTokens, WorkloadBlock: p.WorkloadBlock, WorkloadBlockFlag: p.WorkloadBlockFlag, Log: p.Log}
 	if c.metrics != nil {
 		cfg.Scrape = c.metrics.scrape
 	}

@@ -100,6 +100,10 @@ type Plan struct {
 	// ledger then infers reuse from TTFT).
 	EngineProfile  *report.EngineProfile
 	NoCachedTokens string
+	// WorkloadBlock is the workload's own block-size option (trace
+	// replay's hash block), named by WorkloadBlockFlag; 0: none.
+	WorkloadBlock     int
+	WorkloadBlockFlag string
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}

@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rs/zerolog"
 
@@ -45,7 +46,13 @@ type Config struct {
 	// (Ollama, TGI): the ledger's cached figures are then n/a and reuse is
 	// inferred from TTFT; "" when it reports them.
 	NoCachedTokens string
-	Log            zerolog.Logger
+	// WorkloadBlock is a block size the workload itself was given
+	// (trace-replay's --tr-block-size: the trace's hash block), named by
+	// WorkloadBlockFlag; 0 when it has none. The ledger says it is not the
+	// engine's when the engine's block is only the default.
+	WorkloadBlock     int
+	WorkloadBlockFlag string
+	Log               zerolog.Logger
 }
 
 // Run is what a run does about the engine's KV cache besides measuring
@@ -70,6 +77,9 @@ type Run struct {
 	// gathers the TTFTs of its declared-warm and declared-cold requests.
 	noCached string
 	inferred *inferredReuse
+	// wlBlock and wlBlockFlag are Config.WorkloadBlock and its flag.
+	wlBlock     int
+	wlBlockFlag string
 }
 
 // expectation sums a phase's declared reuse beside what it got.
@@ -89,7 +99,8 @@ type expectation struct {
 // warmup phase: a reset before-warmup.
 func Start(ctx context.Context, cfg Config) *Run {
 	c := &Run{ctx: ctx, reset: cfg.Reset, sender: cfg.Sender, scrape: cfg.Scrape, log: cfg.Log,
-		blockSize: cfg.BlockSize, blockFrom: cfg.BlockSizeFrom, noCached: cfg.NoCachedTokens}
+		blockSize: cfg.BlockSize, blockFrom: cfg.BlockSizeFrom, noCached: cfg.NoCachedTokens,
+		wlBlock: cfg.WorkloadBlock, wlBlockFlag: cfg.WorkloadBlockFlag}
 	if c.noCached != "" {
 		c.inferred = newInferredReuse()
 	}
@@ -156,9 +167,17 @@ func (c *Run) Finish(scan scanFunc, workload string, e *report.EngineMetrics) (*
 	}
 	l := c.ledger
 	l.BlockSize, l.BlockSizeFrom = c.blockSize, c.blockFrom
+	var err error
 	if c.noCached != "" {
 		l.NotReported = c.noCached
-		return &l, judgeUnreported(&l, scan, workload, e, c.inferred, c.expect)
+		err = judgeUnreported(&l, scan, workload, e, c.inferred, c.expect)
+	} else {
+		err = judgeLedger(&l, scan, workload, e, c.blockSize, c.expect)
 	}
-	return &l, judgeLedger(&l, scan, workload, e, c.blockSize, c.expect)
+	if c.blockFrom == BlockFromDefault && c.wlBlock > 0 && c.wlBlock != c.blockSize {
+		l.Verdicts = append(l.Verdicts, fmt.Sprintf("the ledger's block (%d tokens) is the engine's KV block, lmbench's default: "+
+			"%s %d is the workload's own block, not the engine's; give the engine's with --block-size",
+			c.blockSize, c.wlBlockFlag, c.wlBlock))
+	}
+	return &l, err
 }

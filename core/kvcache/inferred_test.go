@@ -72,3 +72,33 @@ func TestLedgerWithoutCachedTokensTooFew(t *testing.T) {
 		t.Errorf("ledger gain %+v, verdicts %q", l.TTFTGain, l.Verdicts)
 	}
 }
+
+// A workload's own block size (trace-replay's hash block) is not the
+// engine's: the ledger says so when the engine's is only the default.
+func TestLedgerNamesTheWorkloadsBlock(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		from string
+		want bool
+	}{{BlockFromDefault, true}, {BlockFromFlag, false}} {
+		c := Start(context.Background(), Config{BlockSize: 16, BlockSizeFrom: tt.from, WorkloadBlock: 64,
+			WorkloadBlockFlag: "--tr-block-size", Log: zerolog.Nop()})
+		l, err := c.Finish(scanOf(), "trace-replay", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := verdictContaining(l.Verdicts, "--tr-block-size 64 is the workload's own block, not the engine's") != ""
+		if got != tt.want {
+			t.Errorf("block from %q: note %v, want %v (verdicts %q)", tt.from, got, tt.want, l.Verdicts)
+		}
+	}
+}
+
+func verdictContaining(vs []string, sub string) string {
+	for _, v := range vs {
+		if strings.Contains(v, sub) {
+			return v
+		}
+	}
+	return ""
+}
