@@ -20,6 +20,9 @@ type Found struct {
 	// Resolved are the workload's options as it resolved them (its
 	// Configure's answer), by option name.
 	Resolved protocol.Values
+	// Tokenizer is what prompt lengths were counted in, as --tokenizer
+	// names it (engine, words, a file's path); "" before it is known.
+	Tokenizer string
 }
 
 // Entries is the run's portable configuration (spec §6.5), what
@@ -45,6 +48,9 @@ func (s *Spec) Entries(f Found) []Entry {
 	)
 	out = append(out, s.workloadEntries(f)...)
 	out = append(out, Entry{Key: keySeed, Value: s.Seed})
+	if f.Tokenizer != "" { // a run with prompts counted in words and one in tokens are not alike
+		out = append(out, Entry{Key: keyTokenizer, Value: f.Tokenizer})
+	}
 	for _, o := range LimitOptions() {
 		if v.UserSet(o.Key) {
 			out = append(out, Entry{Key: o.Key, Value: v.Get(o.Key)})

@@ -164,3 +164,42 @@ func TestPortOnly(t *testing.T) {
 		}
 	}
 }
+
+// What prompt lengths were counted in is recorded, so a run in words and
+// one in the model's tokens differ in their configurations (compare says
+// so); before it is known (--export-config) nothing is written.
+func TestEntriesRecordTheTokenizer(t *testing.T) {
+	t.Parallel()
+	s, err := buildFrom(t, "LMBENCH_ENGINE_KIND=ollama")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.EngineKind != "ollama" {
+		t.Errorf("EngineKind = %q, want ollama", s.EngineKind)
+	}
+	has := func(es []Entry) any {
+		for _, e := range es {
+			if e.Key == keyTokenizer {
+				return e.Value
+			}
+		}
+		return nil
+	}
+	if v := has(s.Entries(Found{Workload: "w"})); v != nil {
+		t.Errorf("tokenizer recorded before it was known: %v", v)
+	}
+	if v := has(s.Entries(Found{Workload: "w", Tokenizer: "/m/tokenizer.json"})); v != "/m/tokenizer.json" {
+		t.Errorf("tokenizer recorded as %v, want the path", v)
+	}
+}
+
+func TestEngineKindRefusesUnknown(t *testing.T) {
+	t.Parallel()
+	v, err := NewRunRegistry().Load(Sources{Environ: []string{"LMBENCH_ENGINE_URL=http://127.0.0.1:8000", "LMBENCH_ENGINE_KIND=vlm"}, Partial: true})
+	if err == nil {
+		_, err = Build(v)
+	}
+	if err == nil || !strings.Contains(err.Error(), "LMBENCH_ENGINE_KIND") || !strings.Contains(err.Error(), `"vlm"`) {
+		t.Errorf("a bad kind: %v", err)
+	}
+}
