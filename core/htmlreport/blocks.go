@@ -19,6 +19,18 @@ type blocks struct {
 	EngineMetrics *engineMetrics `json:"engine_metrics"`
 	CacheLedger   *cacheLedger   `json:"cache_ledger"`
 	Shards        []shardPart    `json:"shards"`
+	Engine        *engineBlock   `json:"engine"`
+}
+
+// engineBlock is the engine as lmbench found it (the summary's engine
+// block): its kind and what lmbench could and could not measure there.
+type engineBlock struct {
+	Kind         string   `json:"kind"`
+	Name         string   `json:"name"`
+	Version      *string  `json:"version"`
+	DetectedFrom string   `json:"detected_from"`
+	Can          []string `json:"can"`
+	Cannot       []string `json:"cannot"`
 }
 
 // shardPart is a merged run's shard (the summary's shards block).
@@ -178,6 +190,7 @@ func blocksOf(r *analysis.Run) blocks {
 		one("engine_metrics", &b.EngineMetrics)
 		one("cache_ledger", &b.CacheLedger)
 		one("shards", &b.Shards)
+		one("engine", &b.Engine)
 	}
 	return b
 }

@@ -298,3 +298,24 @@ func TestShardsTable(t *testing.T) {
 		}
 	}
 }
+
+// The summary's engine block is the report's first table: what lmbench
+// could measure on the engine, and what it could not as warnings.
+func TestEngineTable(t *testing.T) {
+	t.Parallel()
+	summary := `{"engine":{"kind":"ollama","name":"Ollama","version":"0.17.4","detected_from":"GET /api/version",
+		"can":["serves one model"],"cannot":["no cached token counts: the cache ledger will use TTFT only"]}}`
+	tabs := blockTables(&analysis.Run{SummaryJSON: json.RawMessage(summary)})
+	et := tabs[0]
+	if et.Title != "Engine" || et.Note != "Ollama 0.17.4 (ollama), from GET /api/version" || len(et.Rows) != 1 {
+		t.Fatalf("first table %+v", et)
+	}
+	if len(et.Warnings) != 1 || !strings.Contains(et.Warnings[0], "no cached token counts") {
+		t.Errorf("warnings %q", et.Warnings)
+	}
+	for _, tb := range blockTables(&analysis.Run{SummaryJSON: json.RawMessage(`{}`)}) {
+		if tb.Title == "Engine" {
+			t.Error("a summary without an engine block has an engine table")
+		}
+	}
+}

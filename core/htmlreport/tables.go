@@ -18,7 +18,31 @@ func blockTables(r *analysis.Run) []table {
 	if b.Shards != nil {
 		out = append(out, shardsTable(b.Shards))
 	}
+	if b.Engine != nil { // a summary from before engine profiles has none: no table
+		out = append([]table{engineProfileTable(b.Engine)}, out...)
+	}
 	return out
+}
+
+// engineProfileTable is the engine the run measured and what lmbench
+// could and could not measure on it; the cannots are its warnings.
+func engineProfileTable(e *engineBlock) table {
+	name := e.Name
+	if e.Version != nil && *e.Version != "" {
+		name += " " + *e.Version
+	}
+	t := table{Title: "Engine", Note: fmt.Sprintf("%s (%s), from %s", name, e.Kind, e.DetectedFrom), Head: []string{"lmbench can measure"}}
+	for _, c := range e.Can {
+		t.Rows = append(t.Rows, []string{c})
+	}
+	if len(e.Can) == 0 {
+		t.Empty = "nothing beyond the requests' own timings"
+	}
+	t.Warnings = append(t.Warnings, e.Cannot...)
+	if len(e.Cannot) == 0 {
+		t.OK = "every figure lmbench reports is measured on this engine"
+	}
+	return t
 }
 
 // shardsTable is a merged run's shards: how each ended and its clock.

@@ -111,7 +111,7 @@ func (e *exactDocs) banner(documentLength int) []workload.Field {
 		scaffold += "-" + strconv.Itoa(hi)
 	}
 	return []workload.Field{
-		{Label: "Tokenizer", Value: "the engine's (lengths exact)"},
+		{Label: "Tokenizer", Value: "the model's (lengths exact)"},
 		{Label: "Warmup prompt", Value: fmt.Sprintf("%d tokens (document + %d of chat template)", e.warmTokens, e.warmTokens-documentLength)},
 		{Label: "Question scaffolding", Value: scaffold + " tokens (chat template + question)"},
 	}

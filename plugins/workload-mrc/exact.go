@@ -114,7 +114,7 @@ func warmupChat(system, history string) workload.TokenChat {
 
 func (e *exactTexts) banner(o Options) []workload.Field {
 	return []workload.Field{
-		{Label: "Tokenizer", Value: "the engine's (lengths exact)"},
+		{Label: "Tokenizer", Value: "the model's (lengths exact)"},
 		{Label: "Warmup prompt", Value: fmt.Sprintf("%d tokens (prompt + history + %d of chat template and turns)",
 			e.warmTokens, e.warmTokens-o.SharedPromptLength-o.ChatHistoryLength)},
 	}

@@ -227,7 +227,7 @@ func (w *tuner) Banner() []workload.Field {
 	}
 	if w.exact != nil {
 		b = append(b, workload.Field{Label: "Tokenizer",
-			Value: fmt.Sprintf("the engine's (lengths exact; pool sized by prefix + %d of chat template)", w.exact.template)})
+			Value: fmt.Sprintf("the model's (lengths exact; pool sized by prefix + %d of chat template)", w.exact.template)})
 	}
 	return b
 }
