@@ -199,3 +199,36 @@ func TestEngineIgnoringIgnoreEOSIsFlagged(t *testing.T) {
 		t.Errorf("the summary does not say so:\n%s", r.stdout)
 	}
 }
+
+// trace-replay takes the host's tokenizer: with an engine that counts
+// subwords, every prompt is the trace's input_length in its tokens, as
+// the engine's own usage.prompt_tokens says.
+func TestEngineTraceReplaySizesInTokens(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	text := `{"timestamp": 0, "input_length": 300, "output_length": 2, "hash_ids": [1, 2, 3, 4, 5]}
+{"timestamp": 5, "input_length": 250, "output_length": 2, "hash_ids": [1, 2, 3, 6]}
+{"timestamp": 9, "input_length": 120, "output_length": 2, "hash_ids": [7, 8]}
+`
+	if err := os.WriteFile(trace, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--sim-tokenizer-mode", "subword", "--tokenizer", "engine",
+		"--workload", "trace-replay", "--tr-trace", trace, "--tr-block-size", "64", "--sim-time-scale", "0",
+		"--tokens-per-gb-kvcache", "8192", "--no-interactive", "-q", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "does not take a tokenizer") {
+		t.Errorf("trace-replay refused the tokenizer:\n%s", r.stderr)
+	}
+	want := map[string]int64{"line1": 300, "line2": 250, "line3": 120}
+	c := readJournal(t, filepath.Join(out, "bench_journal.jsonl"))
+	for _, rec := range c.Records {
+		if rec.InputTokens != want[rec.RequestID] || rec.StatedPromptTokens != rec.InputTokens {
+			t.Errorf("%s: engine counted %d, stated %d; want both %d", rec.RequestID, rec.InputTokens, rec.StatedPromptTokens, want[rec.RequestID])
+		}
+	}
+}

@@ -33,6 +33,9 @@ var Definition = workload.Definition[Options]{
 	Defaults: Options{Format: "auto", Speedup: 1, BlockSize: 512, IgnoreEOS: true},
 	// Shards by request ordinal in the window (shard.go).
 	Shards: true,
+	// With the host's tokenizer, lengths are the model's tokens
+	// (tokens.go); without one, words.
+	CountsTokens: true,
 	New:    newReplay,
 }
 

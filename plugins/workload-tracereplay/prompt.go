@@ -28,13 +28,16 @@ const textStream = 0x7472616365_7478 // "tracetx"
 // of idWords words or more (a shorter one spells only its id's low
 // 12-bit digits: ids below 4,096 still differ in its first word).
 //
-// A word is one token of lmbench's built-in engine (a whitespace-separated
-// word). Token-exact prompts for a real model need a vocabulary of words
-// that are each one token of its tokenizer: swap vocab, nothing else.
+// Without a tokenizer a word is one token (lmbench's built-in engine
+// counts whitespace-separated words). With one (inTokens), cost holds each
+// word's tokens after a space and a block is exactly its length in the
+// model's tokens: its words while they fit, then one-token words (ones).
 type prompts struct {
 	vocab     []string // vocabSize words, none containing whitespace
 	seed      uint64
 	blockSize int
+	cost      []int    // tokens of " "+vocab[i]; nil: a word is a token
+	ones      []string // one-token words that top a block up (with cost)
 }
 
 func newPrompts(seed int64, blockSize int) *prompts {
@@ -64,16 +67,25 @@ func (p *prompts) text(ids []int64, input int) string {
 // base vocabSize, then words drawn from (seed, id).
 func (p *prompts) block(b *strings.Builder, id int64, n int) {
 	r := rand.New(rand.NewPCG(p.seed^uint64(id)*0x9e3779b97f4a7c15, textStream))
-	for j := range n {
-		if j > 0 {
-			b.WriteByte(' ')
-		}
+	left := n // tokens (words without a tokenizer) still to write
+	for j := 0; left > 0; j++ {
 		var w int
 		if j < idWords {
 			w = int(uint64(id)>>(idBits*j)) & (vocabSize - 1)
 		} else {
 			w = r.IntN(vocabSize)
 		}
-		b.WriteString(p.vocab[w])
+		word, cost := p.vocab[w], 1
+		if p.cost != nil {
+			cost = p.cost[w]
+		}
+		if cost > left { // the model's tokens: top up with one-token words
+			word, cost = p.ones[j%len(p.ones)], 1
+		}
+		if j > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(word)
+		left -= cost
 	}
 }

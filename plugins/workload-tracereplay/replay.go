@@ -47,6 +47,13 @@ type replay struct {
 	shard   workload.Shard // the part of a sharded run this process sends
 	next    int            // index into plan, the whole window's
 
+	// With the host's tokenizer (the model's tokens): each planned
+	// request's prompt text and its whole chat's tokens, stated with it,
+	// and what the chat template adds; nil texts: lengths in words.
+	texts    []string
+	stated   []int
+	template int
+
 	// Measured results, for the reuse check.
 	shared           map[string]int // request id -> shared blocks
 	heard, ok        int
@@ -110,6 +117,11 @@ func newReplay(o Options, env workload.Env) (workload.Workload, error) {
 		due := time.Duration(ns)
 		w.plan[i] = planned{entry: e, due: due, shared: shared[i]}
 	}
+	if env.Tokenizer != nil {
+		if err := w.exactPrompts(env.Context, env.Tokenizer); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -142,6 +154,10 @@ func (w *replay) Banner() []workload.Field {
 		{Label: "Block size", Value: strconv.Itoa(w.o.BlockSize) + " tokens per hash id"},
 		{Label: "Shared by the trace", Value: reuse},
 	}
+	if w.texts != nil {
+		b = append(b, workload.Field{Label: "Tokenizer",
+			Value: fmt.Sprintf("the model's (lengths exact: input_length includes %d tokens of chat template)", w.template)})
+	}
 	if w.shard.Sharded() {
 		b = append(b, workload.ShardField(w.shard, "requests", len(w.plan)))
 	}
@@ -158,7 +174,7 @@ func (w *replay) Step(_ context.Context, in workload.StepInput) (workload.StepOu
 	case workload.Measure:
 		var reqs []workload.Request
 		for w.skip(); w.next < len(w.plan) && w.plan[w.next].due <= in.Offset; w.skip() {
-			reqs = append(reqs, w.request(w.plan[w.next]))
+			reqs = append(reqs, w.request(w.next))
 			w.next++
 		}
 		if w.next < len(w.plan) {
@@ -179,12 +195,22 @@ func (w *replay) skip() {
 
 // request is the trace's request p: its prompt, max_tokens = its output
 // length (exactly, with --tr-ignore-eos), due at its scaled timestamp.
-func (w *replay) request(p planned) workload.Request {
+func (w *replay) request(i int) workload.Request {
+	p := w.plan[i]
 	line := strconv.Itoa(p.line)
-	r := workload.Chat("line"+line, workload.User(workload.Text(w.prompts.text(p.hashIDs, p.input)))).
+	text := ""
+	if w.texts != nil {
+		text = w.texts[i]
+	} else {
+		text = w.prompts.text(p.hashIDs, p.input)
+	}
+	r := workload.Chat("line"+line, workload.User(workload.Text(text))).
 		WithMaxTokens(p.output).
 		At(p.due).
 		Tag("line", line)
+	if w.stated != nil {
+		r = r.WithPromptTokens(w.stated[i])
+	}
 	if w.o.IgnoreEOS {
 		r = r.WithIgnoreEOS()
 	}
