@@ -210,6 +210,9 @@ type pressure struct {
 	pool      int
 	vocab     []string
 	seed      int64
+	// texts are the documents in the model's tokens (exact.go); nil:
+	// lengths in words, drawn when first used.
+	texts []string
 	system    string
 	docs      []workload.Segment // registered on first use
 	capacity  int                // documents the reported cache holds (0: unknown)
@@ -259,6 +262,11 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 	// run's. The original seeds the system prompt with seed+2 and document i with
 	// seed+1+i (so document 1 opens with the system prompt's words).
 	w.system = randomText(o.SystemPromptLength, w.vocab, env.Seed+2)
+	if env.Tokenizer != nil {
+		if err := w.exactTexts(env); err != nil {
+			return nil, err
+		}
+	}
 	model := newLRUModel(w.capacity)
 	for i, g := range warmupSweep(pool, o.DocsPerRequest) {
 		w.sweep = append(w.sweep, request{id: "warm" + strconv.Itoa(i), docs: g, resident: model.touch(g)})
@@ -307,6 +315,9 @@ func (w *pressure) Banner() []workload.Field {
 		{Label: "Max inflight", Value: strconv.Itoa(w.o.NumInflightRequests)},
 		{Label: "Max output length", Value: strconv.Itoa(w.o.MaxOutputLength) + " tokens"},
 	}
+	if w.texts != nil {
+		b = append(b, workload.Field{Label: "Tokenizer", Value: "the model's (documents and system prompt exact)"})
+	}
 	if w.shard.Sharded() {
 		b = append(b, workload.Field{Label: "Shard", Value: shardBanner(w.shard, len(w.measured), len(w.sweep), w.inflight, w.o.NumInflightRequests)})
 	}
@@ -324,7 +335,13 @@ func (w *pressure) reported() string {
 // first time it is used.
 func (w *pressure) document(d int) workload.Segment {
 	if w.docs[d].Ref == "" {
-		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), randomText(w.o.ContextLength, w.vocab, w.seed+1+int64(d)))
+		text := ""
+		if w.texts != nil {
+			text = w.texts[d]
+		} else {
+			text = randomText(w.o.ContextLength, w.vocab, w.seed+1+int64(d))
+		}
+		w.docs[d] = w.content.Register("doc"+strconv.Itoa(d), text)
 	}
 	return w.docs[d]
 }

@@ -38,6 +38,9 @@ var Definition = workload.Definition[Options]{
 	TagKeys: []string{"docs", "resident"},
 	// Shards: sweep and measured request k belong to shard k mod N (shard.go).
 	Shards: true,
+	// With the host's tokenizer, documents are the model's tokens
+	// (exact.go); without one, words.
+	CountsTokens: true,
 	Defaults: Options{DocsPerRequest: 16, ContextLength: 2560, SystemPromptLength: 256, NumRequests: 200,
 		OverflowFactor: 2, VocabSize: 8000, NumInflightRequests: 8, MaxOutputLength: 1},
 	New: newPressure,
