@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 

@@ -38,10 +38,10 @@ var (
 	StreamBroken = Kind{ID: "stream_broken", Label: "stream broken",
 		Hint: "the engine ended the stream early: it may stop an answer itself (Ollama's runner does when one token repeats " +
 			"30 times, as a small or random-weight model may), or a proxy timed it out or the engine crashed; its log says which"}
-	StreamError  = Kind{ID: "stream_error", Label: "error event in the stream"}
-	NoContent    = Kind{ID: "no_content", Label: "stream without content"}
-	Cancelled    = Kind{ID: "cancelled", Label: "cancelled (drain timeout)"}
-	Other        = Kind{ID: "other", Label: "other"}
+	StreamError = Kind{ID: "stream_error", Label: "error event in the stream"}
+	NoContent   = Kind{ID: "no_content", Label: "stream without content"}
+	Cancelled   = Kind{ID: "cancelled", Label: "cancelled (drain timeout)"}
+	Other       = Kind{ID: "other", Label: "other"}
 )
 
 var (

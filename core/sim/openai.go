@@ -212,9 +212,9 @@ func textPrompt(raw json.RawMessage, tok tokenizer) ([]string, *apiError) {
 // Responses.
 
 type usage struct {
-	PromptTokens        int                 `json:"prompt_tokens"`
-	TotalTokens         int                 `json:"total_tokens"`
-	CompletionTokens    int                 `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 	// PromptTokensDetails is nil when posing as an engine that reports
 	// no cached tokens.
 	PromptTokensDetails *promptTokensDetails `json:"prompt_tokens_details,omitempty"`

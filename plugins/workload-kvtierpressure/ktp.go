@@ -204,15 +204,15 @@ type request struct {
 }
 
 type pressure struct {
-	o         Options
-	log       workload.Logger
-	content   *workload.Registry
-	pool      int
-	vocab     []string
-	seed      int64
+	o       Options
+	log     workload.Logger
+	content *workload.Registry
+	pool    int
+	vocab   []string
+	seed    int64
 	// texts are the documents in the model's tokens (exact.go); nil:
 	// lengths in words, drawn when first used.
-	texts []string
+	texts     []string
 	system    string
 	docs      []workload.Segment // registered on first use
 	capacity  int                // documents the reported cache holds (0: unknown)

@@ -36,7 +36,7 @@ var Definition = workload.Definition[Options]{
 	// With the host's tokenizer, lengths are the model's tokens
 	// (tokens.go); without one, words.
 	CountsTokens: true,
-	New:    newReplay,
+	New:          newReplay,
 }
 
 func main() { workload.Serve(Definition) }
