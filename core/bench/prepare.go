@@ -56,9 +56,6 @@ type Prepared struct {
 	// Tokenizer is what prompt lengths are counted in: tokenize.Engine,
 	// tokenize.Words or a file's.
 	Tokenizer string
-	// countedIn is the same as --tokenizer would say it: engine, words or
-	// the file's path (the recorded configuration's "tokenizer").
-	countedIn string
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.
 	StatusBlockSize int
@@ -249,8 +246,7 @@ func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log
 // Found is what preparing found out that the run's recorded configuration
 // holds (config.Spec.Entries).
 func (p *Prepared) Found(w *Workload) config.Found {
-	f := config.Found{Model: p.Model, TokensPerGB: p.TokensPerGB, Workload: w.Name(), Resolved: p.Configured.Resolved,
-		Tokenizer: p.countedIn}
+	f := config.Found{Model: p.Model, TokensPerGB: p.TokensPerGB, Workload: w.Name(), Resolved: p.Configured.Resolved}
 	if w.ByPath {
 		f.Path = w.Path
 	}

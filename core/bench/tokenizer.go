@@ -17,16 +17,13 @@ func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log ze
 			log.Warn().Msgf("%s %s: workload %s does not take a tokenizer (protocol minor %d); its lengths are in whitespace words",
 				origin, s.Tokenizer, s.Workload.Name(), s.Workload.Desc.Info.ProtocolMinor)
 		}
-		p.Tokenizer, p.countedIn = tokenize.Words, tokenize.Words
+		p.Tokenizer = tokenize.Words
 		return nil, nil
 	}
 	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.Engine.Base, p.APIKey, p.Served, log)
 	if err != nil {
 		return nil, err
 	}
-	p.Tokenizer, p.countedIn = name, name
-	if name != tokenize.Words && name != tokenize.Engine {
-		p.countedIn = s.Tokenizer // the file's path, as given
-	}
+	p.Tokenizer = name
 	return tok, nil
 }

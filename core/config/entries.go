@@ -20,9 +20,6 @@ type Found struct {
 	// Resolved are the workload's options as it resolved them (its
 	// Configure's answer), by option name.
 	Resolved protocol.Values
-	// Tokenizer is what prompt lengths were counted in, as --tokenizer
-	// names it (engine, words, a file's path); "" before it is known.
-	Tokenizer string
 }
 
 // Entries is the run's portable configuration (spec §6.5), what
@@ -48,8 +45,8 @@ func (s *Spec) Entries(f Found) []Entry {
 	)
 	out = append(out, s.workloadEntries(f)...)
 	out = append(out, Entry{Key: keySeed, Value: s.Seed})
-	if f.Tokenizer != "" { // a run with prompts counted in words and one in tokens are not alike
-		out = append(out, Entry{Key: keyTokenizer, Value: f.Tokenizer})
+	if v.UserSet(keyTokenizer) { // a run counted in words and one in a file's tokens are not alike
+		out = append(out, Entry{Key: keyTokenizer, Value: s.Tokenizer})
 	}
 	for _, o := range LimitOptions() {
 		if v.UserSet(o.Key) {

@@ -165,18 +165,10 @@ func TestPortOnly(t *testing.T) {
 	}
 }
 
-// What prompt lengths were counted in is recorded, so a run in words and
-// one in the model's tokens differ in their configurations (compare says
-// so); before it is known (--export-config) nothing is written.
+// --tokenizer is recorded when it was given, so a run in words and one in
+// a file's tokens differ in their configurations (compare says so).
 func TestEntriesRecordTheTokenizer(t *testing.T) {
 	t.Parallel()
-	s, err := buildFrom(t, "LMBENCH_ENGINE_KIND=ollama")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.EngineKind != "ollama" {
-		t.Errorf("EngineKind = %q, want ollama", s.EngineKind)
-	}
 	has := func(es []Entry) any {
 		for _, e := range es {
 			if e.Key == keyTokenizer {
@@ -185,10 +177,20 @@ func TestEntriesRecordTheTokenizer(t *testing.T) {
 		}
 		return nil
 	}
-	if v := has(s.Entries(Found{Workload: "w"})); v != nil {
-		t.Errorf("tokenizer recorded before it was known: %v", v)
+	s, err := buildFrom(t, "LMBENCH_ENGINE_KIND=ollama")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v := has(s.Entries(Found{Workload: "w", Tokenizer: "/m/tokenizer.json"})); v != "/m/tokenizer.json" {
+	if s.EngineKind != "ollama" {
+		t.Errorf("EngineKind = %q, want ollama", s.EngineKind)
+	}
+	if v := has(s.Entries(Found{Workload: "w"})); v != nil {
+		t.Errorf("the default tokenizer recorded: %v", v)
+	}
+	if s, err = buildFrom(t, "LMBENCH_TOKENIZER=/m/tokenizer.json"); err != nil {
+		t.Fatal(err)
+	}
+	if v := has(s.Entries(Found{Workload: "w"})); v != "/m/tokenizer.json" {
 		t.Errorf("tokenizer recorded as %v, want the path", v)
 	}
 }
