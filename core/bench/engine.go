@@ -16,8 +16,11 @@ func (p *Prepared) EngineProfile() *report.EngineProfile {
 	}
 	r := profile.Report{Profile: pr, Models: []string{p.Served}, Tokenize: p.Tokenizer == tokenize.Engine}
 	out := &report.EngineProfile{Kind: string(pr.Kind), Name: pr.Name, Version: pr.Version, DetectedFrom: pr.DetectedFrom,
-		Tokenizer: pr.Tokenizer.Path, CachedTokens: pr.CachedTokens, Metrics: pr.Metrics,
+		Tokenizer: pr.Tokenizer.Path, Metrics: pr.Metrics,
 		IgnoreEOS: pr.Extras.IgnoreEOS, MinTokens: pr.Extras.MinTokens, Seed: pr.Extras.Seed}
+	if pr.ReportsCachedTokens() { // where lmbench reads them; llama.cpp's timings are not read
+		out.CachedTokens = pr.CachedTokens
+	}
 	if pr.Reset.Path != "" {
 		out.Reset = pr.Reset.Method + " " + pr.Reset.Path
 	}

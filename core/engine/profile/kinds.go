@@ -108,9 +108,10 @@ type Profile struct {
 	Extras               Extras
 }
 
-// ReportsCachedTokens says whether the engine's responses can carry the
-// number of cached prompt tokens.
-func (p Profile) ReportsCachedTokens() bool { return p.CachedTokens != "" }
+// ReportsCachedTokens says whether the engine's responses carry the
+// number of cached prompt tokens where lmbench reads it (usage's
+// prompt_tokens_details; llama.cpp's timings.cache_n is not read).
+func (p Profile) ReportsCachedTokens() bool { return p.CachedTokens == usageCached }
 
 const (
 	usageCached = "usage.prompt_tokens_details.cached_tokens"

@@ -134,13 +134,13 @@ func (r Report) Facts() []Fact {
 	default:
 		add(false, "no tokenizer endpoint: prompt lengths fall back to words unless --tokenizer PATH names the model's tokenizer.json")
 	}
-	if p.ReportsCachedTokens() {
-		note := ""
-		if p.CachedNote != "" {
-			note = " (" + p.CachedNote + ")"
-		}
-		add(true, "cached prompt tokens reported in %s%s: the cache ledger counts them", p.CachedTokens, note)
-	} else {
+	switch {
+	case p.ReportsCachedTokens():
+		add(true, "cached prompt tokens reported in %s%s: the cache ledger counts them", p.CachedTokens, paren(p.CachedNote))
+	case p.CachedTokens != "":
+		add(false, "cached prompt tokens only in %s, which lmbench does not read: the cache ledger will use TTFT only "+
+			"(reuse inferred from warm against cold requests)", p.CachedTokens)
+	default:
 		add(false, "no cached token counts: the cache ledger will use TTFT only (reuse inferred from warm against cold requests)")
 	}
 	switch {
