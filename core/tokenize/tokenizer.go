@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -51,6 +52,7 @@ type engineTokenizer struct {
 
 	mu    sync.Mutex
 	cache map[string]int // "t\x00"+text or "c\x00"+messages JSON
+	calls atomic.Int64   // POST /tokenize made, the probe's included
 }
 
 func newEngineTokenizer(base, apiKey, model string) *engineTokenizer {
@@ -153,6 +155,7 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 
 // count is one POST /tokenize.
 func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, error) {
+	e.calls.Add(1)
 	b, err := json.Marshal(body)
 	if err != nil {
 		return 0, err
