@@ -58,8 +58,12 @@ type engineTokenizer struct {
 func newEngineTokenizer(base, apiKey, model string) *engineTokenizer {
 	// vLLM serves /tokenize at the server's root, beside /v1.
 	root := strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
+	// As many idle connections as calls in flight: with net/http's
+	// default of 2, six of every eight calls of a batch would dial anew.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = tokenizeParallel
 	return &engineTokenizer{base: root, apiKey: apiKey, model: model,
-		client: &http.Client{Timeout: 2 * time.Minute}, cache: map[string]int{}}
+		client: &http.Client{Timeout: 2 * time.Minute, Transport: tr}, cache: map[string]int{}}
 }
 
 // tokenizeParallel bounds the /tokenize calls in flight for one batch.
@@ -101,25 +105,34 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		what string
 	}
 	out := protocol.TokenCounts{Texts: make([]int, len(q.Texts)), Chats: make([]int, len(q.Chats))}
-	var todo []item
+	var (
+		todo  []item
+		again = map[string][]*int{} // a text asked twice in q is counted once
+	)
+	ask := func(key string, dst *int, mk func() (tokenizeBody, string)) {
+		if n, ok := e.cache[key]; ok {
+			*dst = n
+			return
+		}
+		if _, ok := again[key]; ok {
+			again[key] = append(again[key], dst)
+			return
+		}
+		again[key] = nil
+		body, what := mk()
+		todo = append(todo, item{key, body, dst, what})
+	}
 	e.mu.Lock()
 	for i, t := range q.Texts {
-		key := "t\x00" + t
-		if n, ok := e.cache[key]; ok {
-			out.Texts[i] = n
-			continue
-		}
-		t := t
-		todo = append(todo, item{key, tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, &out.Texts[i], fmt.Sprintf("text %d", i)})
+		ask("t\x00"+t, &out.Texts[i], func() (tokenizeBody, string) {
+			return tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, fmt.Sprintf("text %d", i)
+		})
 	}
 	for i, c := range q.Chats {
 		kb, _ := json.Marshal(c.Messages) // strings only: always marshals
-		key := "c\x00" + string(kb)
-		if n, ok := e.cache[key]; ok {
-			out.Chats[i] = n
-			continue
-		}
-		todo = append(todo, item{key, tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, &out.Chats[i], fmt.Sprintf("chat %d", i)})
+		ask("c\x00"+string(kb), &out.Chats[i], func() (tokenizeBody, string) {
+			return tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
+		})
 	}
 	e.mu.Unlock()
 
@@ -148,6 +161,9 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 	e.mu.Lock()
 	for _, it := range todo {
 		e.cache[it.key] = *it.out
+		for _, dst := range again[it.key] {
+			*dst = *it.out
+		}
 	}
 	e.mu.Unlock()
 	return out, nil
@@ -184,6 +200,9 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 	if resp.StatusCode != http.StatusOK {
 		return 0, &tokenizeStatusError{status: resp.StatusCode, body: clipBody(rb)}
 	}
+	if n, ok := leadingCount(rb); ok {
+		return n, nil
+	}
 	var r struct {
 		Count *int `json:"count"`
 	}
@@ -191,6 +210,26 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 		return 0, fmt.Errorf("engine /tokenize: expected JSON with a count, got %q", clipBody(rb))
 	}
 	return *r.Count, nil
+}
+
+// leadingCount reads the count of an answer that starts with it, as
+// vLLM's and the built-in engine's do ({"count":N,...,"tokens":[...]}),
+// without decoding the token array after it; false for any other shape,
+// which encoding/json then reads.
+func leadingCount(b []byte) (int, bool) {
+	const head = `{"count":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return 0, false
+	}
+	b = b[len(head):]
+	n, i := 0, 0
+	for ; i < len(b) && i < 10 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == 0 || i == 10 || i == len(b) || (b[i] != ',' && b[i] != '}') || (b[0] == '0' && i > 1) {
+		return 0, false
+	}
+	return n, true
 }
 
 type tokenizeStatusError struct {
