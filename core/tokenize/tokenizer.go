@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/internal/jsonenc"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -51,7 +53,7 @@ type engineTokenizer struct {
 	client              *http.Client
 
 	mu    sync.Mutex
-	cache map[string]int // "t\x00"+text or "c\x00"+messages JSON
+	cache map[string]int // "t\x00"+text or chatKey
 	calls atomic.Int64   // POST /tokenize made, the probe's included
 }
 
@@ -77,21 +79,62 @@ type tokenizeBody struct {
 	AddGenerationPrompt *bool                  `json:"add_generation_prompt,omitempty"`
 }
 
-type chatMessageJSON struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+// appendJSON appends the body as JSON, the texts escaped once (through
+// encoding/json a MarshalJSON's output is scanned again): sizing sends
+// every prompt this way.
+func (b tokenizeBody) appendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	open := len(dst)
+	sep := func() {
+		if len(dst) > open {
+			dst = append(dst, ',')
+		}
+	}
+	if b.Model != "" {
+		dst = jsonenc.AppendString(append(dst, `"model":`...), b.Model)
+	}
+	if b.Prompt != nil {
+		sep()
+		dst = jsonenc.AppendString(append(dst, `"prompt":`...), *b.Prompt)
+	}
+	flags := [2]struct {
+		name string
+		v    *bool
+	}{{"add_special_tokens", b.AddSpecialTokens}, {"add_generation_prompt", b.AddGenerationPrompt}}
+	for _, f := range flags {
+		if f.v != nil {
+			sep()
+			dst = strconv.AppendBool(append(jsonenc.AppendString(dst, f.name), ':'), *f.v)
+		}
+	}
+	if len(b.Messages) > 0 {
+		sep()
+		dst = append(dst, `"messages":[`...)
+		for i, m := range b.Messages {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
+			dst = append(jsonenc.AppendString(append(dst, `,"content":`...), m.Content), '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
 }
 
-func (b tokenizeBody) MarshalJSON() ([]byte, error) {
-	type plain tokenizeBody
-	out := struct {
-		plain
-		Messages []chatMessageJSON `json:"messages,omitempty"`
-	}{plain: plain(b)}
-	for _, m := range b.Messages {
-		out.Messages = append(out.Messages, chatMessageJSON(m))
+// chatKey is a chat's cache key: each message's role and content, length
+// first, so no two chats share one.
+func chatKey(c protocol.Chat) string {
+	var b strings.Builder
+	b.WriteString("c\x00")
+	for _, m := range c.Messages {
+		for _, s := range [2]string{m.Role, m.Content} {
+			b.WriteString(strconv.Itoa(len(s)))
+			b.WriteByte(':')
+			b.WriteString(s)
+		}
 	}
-	return json.Marshal(out)
+	return b.String()
 }
 
 // CountTokens answers q from the cache and the engine; any failure fails
@@ -129,8 +172,7 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		})
 	}
 	for i, c := range q.Chats {
-		kb, _ := json.Marshal(c.Messages) // strings only: always marshals
-		ask("c\x00"+string(kb), &out.Chats[i], func() (tokenizeBody, string) {
+		ask(chatKey(c), &out.Chats[i], func() (tokenizeBody, string) {
 			return tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
 		})
 	}
@@ -172,10 +214,7 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 // count is one POST /tokenize.
 func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, error) {
 	e.calls.Add(1)
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
+	b := body.appendJSON(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/tokenize", bytes.NewReader(b))
 	if err != nil {
 		return 0, err

@@ -205,3 +205,65 @@ func TestMeterCountsEngineCalls(t *testing.T) {
 		t.Error("no tokenizer: want a nil Meter with a zero Sizing")
 	}
 }
+
+// The body is what encoding/json would make of it, texts escaped.
+func TestTokenizeBodyJSON(t *testing.T) {
+	t.Parallel()
+	no, yes := false, true
+	text := "a \"quoted\" line\n\x01 <tag> é"
+	for _, b := range []tokenizeBody{
+		{Model: "m", Prompt: &text, AddSpecialTokens: &no},
+		{Model: "m", Messages: []protocol.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: text}}, AddGenerationPrompt: &yes},
+		{Prompt: &text},
+	} {
+		var got, want map[string]any
+		if err := json.Unmarshal(b.appendJSON(nil), &got); err != nil {
+			t.Fatalf("%s: %v", b.appendJSON(nil), err)
+		}
+		plain := map[string]any{}
+		if b.Model != "" {
+			plain["model"] = b.Model
+		}
+		if b.Prompt != nil {
+			plain["prompt"] = *b.Prompt
+		}
+		if b.AddSpecialTokens != nil {
+			plain["add_special_tokens"] = *b.AddSpecialTokens
+		}
+		if b.AddGenerationPrompt != nil {
+			plain["add_generation_prompt"] = *b.AddGenerationPrompt
+		}
+		var msgs []map[string]string
+		for _, m := range b.Messages {
+			msgs = append(msgs, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		if msgs != nil {
+			plain["messages"] = msgs
+		}
+		wb, _ := json.Marshal(plain)
+		_ = json.Unmarshal(wb, &want)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("body (-want +got):\n%s", d)
+		}
+	}
+}
+
+func TestChatKeyTellsChatsApart(t *testing.T) {
+	t.Parallel()
+	msg := func(pairs ...string) protocol.Chat {
+		var c protocol.Chat
+		for i := 0; i < len(pairs); i += 2 {
+			c.Messages = append(c.Messages, protocol.ChatMessage{Role: pairs[i], Content: pairs[i+1]})
+		}
+		return c
+	}
+	chats := []protocol.Chat{msg("user", "ab"), msg("user", "a", "b", ""), msg("usera", "b"), msg("user", "ab", "user", ""), msg()}
+	seen := map[string]int{}
+	for i, c := range chats {
+		k := chatKey(c)
+		if j, ok := seen[k]; ok {
+			t.Errorf("chats %d and %d share the key %q", j, i, k)
+		}
+		seen[k] = i
+	}
+}
