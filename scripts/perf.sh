@@ -25,9 +25,10 @@
 # client's, pair by pair within a repeat.
 #
 # Then the highest open-loop rate each client sustains (achieved >= 99% of
-# requested and dispatch lag p99 <= 2 ms): a ladder doubling from 1,000
-# req/s, then bisection between the last rate that held and the first
-# that did not (LADDER=0 skips it).
+# requested and dispatch lag p99 <= 2 ms): a ladder from 1,000 req/s,
+# halving until a rate holds or doubling until one does not, then three
+# bisections between the last rate that held and the first that did not
+# (LADDER=0 skips it).
 #
 # On a shared machine figures move with the others' load: the load
 # average is printed, read medians and ratios, not single runs.
@@ -211,9 +212,15 @@ print("highest sustained open-loop rate (achieved >= 99% of requested, dispatch 
 for name, fn in (("bare", lambda r: run_bare("ladder", r)), ("lmbench", lm_rate)):
     print(f"{name}:", flush=True)
     good, bad, rate = None, None, 1000
-    while bad is None and rate <= 64000:
+    while good is None and rate >= 125:  # down by halves until a rate holds
         if holds(fn, rate):
-            good, rate = rate, rate * 2
+            good = rate
+        else:
+            bad, rate = rate, rate / 2
+    while bad is None and good is not None and rate <= 64000:  # then up by doubling until one does not
+        rate *= 2
+        if holds(fn, rate):
+            good = rate
         else:
             bad = rate
     for _ in range(3):
@@ -224,5 +231,5 @@ for name, fn in (("bare", lambda r: run_bare("ladder", r)), ("lmbench", lm_rate)
             good = mid
         else:
             bad = mid
-    print(f"{name}: sustains {fmt(good, 'x') if good else 'less than 1000'} req/s")
+    print(f"{name}: sustains {f'{good:.0f}' if good else 'less than 125'} req/s")
 PY
