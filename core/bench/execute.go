@@ -346,7 +346,9 @@ func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run 
 		scan, leave := shared.reader()
 		wg.Go(func() { defer leave(); f(scan) })
 	}
-	read(func(scan scanFunc) { final, hasSchedule, finalErr = finalFrom(scan, obs.wall(outcome.MeasureStart), measured) })
+	read(func(scan scanFunc) {
+		final, hasSchedule, finalErr = finalFrom(scan, obs.wall(outcome.MeasureStart), measured)
+	})
 	probe := obs.probe.Stop()
 	read(func(scan scanFunc) { res.Overhead, certErr = overhead.Certificate(scan, probe) })
 	read(func(scan scanFunc) { res.Engine, res.Ledger, err = obs.cache.finish(scan, p.Report.Workload) })
