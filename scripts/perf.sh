@@ -39,18 +39,29 @@ LADDER=${LADDER:-1}
 PORT=${PORT:-18377}
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
 out=$(mktemp -d)
-trap 'kill $sim 2>/dev/null || true; rm -rf "$out"' EXIT
+trap 'rm -rf "$out"' EXIT
 go build -o "$out/bareclient" ./cmd/lmbench/internal/bareclient
-"$BIN/lmbench" sim --port "$PORT" --time-scale 0 --gpu-gb 0 --cpu-gb 0 --log-level warn >/dev/null 2>&1 &
-sim=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-python3 - "$BIN/lmbench" "$out/bareclient" "$sim" "$PORT" "$out" "$REPEATS" "$LADDER" <<'PY'
-import json, os, statistics as st, subprocess, sys, time
+python3 - "$BIN/lmbench" "$out/bareclient" "$PORT" "$out" "$REPEATS" "$LADDER" <<'PY'
+import atexit, json, os, statistics as st, subprocess, sys, time, urllib.request
 
-lmbench, bare, sim, port, out, repeats, ladder = sys.argv[1:8]
+lmbench, bare, port, out, repeats, ladder = sys.argv[1:7]
 repeats, ladder = max(int(repeats), 3), ladder != "0"
 url = f"http://127.0.0.1:{port}"
 tick = os.sysconf("SC_CLK_TCK")
+
+# The engine in a process of its own, so its CPU is its own.
+engine = subprocess.Popen([lmbench, "sim", "--port", port, "--time-scale", "0", "--gpu-gb", "0", "--cpu-gb", "0",
+                           "--log-level", "warn"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+atexit.register(engine.kill)
+sim = engine.pid
+for _ in range(100):
+    try:
+        urllib.request.urlopen(f"{url}/health", timeout=1)
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    raise SystemExit(f"the built-in engine did not answer on {url}/health")
 
 def engine_cpu():
     f = open(f"/proc/{sim}/stat").read().rsplit(")", 1)[1].split()
