@@ -18,7 +18,7 @@
 # machine's speed falls on all of them. Per run: the client's CPU (user +
 # sys of the process and every child it waited for, its plugins included,
 # from wait4's rusage) per measured request, its peak RSS (the largest
-# single process), TTFT p50/p99 (at zero engine cost: what the client
+# single process, from /usr/bin/time), TTFT p50/p99 (at zero engine cost: what the client
 # adds), dispatch lag p99 (submit - due, open loops), the engine's CPU
 # over the run (/proc/PID/stat of the engine process). The table gives
 # each client's min/median/max and lmbench's median ratio to the bare
@@ -38,6 +38,7 @@ REPEATS=${REPEATS:-3}
 LADDER=${LADDER:-1}
 PORT=${PORT:-18377}
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go build -o "$out/bareclient" ./cmd/lmbench/internal/bareclient
@@ -94,15 +95,20 @@ def bare_args(case, rate=None):
         "one": ["-mode", "burst", "-n", "1", "-length", "16"],
     }[case] if rate is None else u + ["-mode", "rate", "-rate", str(rate), "-n", str(int(rate * 2)), "-length", "16"]
 
+# CPU from wait4's rusage (the client and every child it waited for, at
+# microsecond resolution); peak RSS from /usr/bin/time's report: a child's
+# maxrss starts at its parent's RSS at the fork, and this driver's is
+# larger than a small client's, time's a few MiB.
 def timed(argv):
     e0, t0 = engine_cpu(), time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", f"{out}/rss"] + argv,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     text = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     if status != 0:
         raise SystemExit(f"{argv[0]} failed (status {status}): {' '.join(argv)}")
-    return text, {"cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss / 1024,
-                  "engine": engine_cpu() - e0, "wall": time.monotonic() - t0}
+    rss = int(open(f"{out}/rss").read().split()[-1]) / 1024
+    return text, {"cpu": ru.ru_utime + ru.ru_stime, "rss": rss, "engine": engine_cpu() - e0, "wall": time.monotonic() - t0}
 
 def run_lm(case, tok):
     subprocess.run(["rm", "-rf", f"{out}/run"], check=True)
