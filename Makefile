@@ -7,23 +7,28 @@ TOOLS := $(CURDIR)/.tools
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 
+# Release-style binaries: no symbol table or DWARF (-s -w; stack traces and
+# pprof keep their names, from the pclntab), no build paths. A third
+# smaller: every plugin start hashes its binary against its .sha256.
+BUILDFLAGS ?= -trimpath -ldflags='-s -w'
+
 PLUGINS := $(wildcard plugins/*)
 # The manifests' validator: its own module, outside go.work, so the
 # Kubernetes libraries stay out of the workspace's build list.
 VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: sizes help build test test-short tokenizer-fixtures lint proto proto-check demo bench overhead dispatch-lag standalone tools clean
+.PHONY: sizes help build test test-short tokenizer-fixtures lint proto proto-check demo bench overhead dispatch-lag perf standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>-<name>, as each reports, each with the .sha256 lmbench checks)
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/lmbench ./cmd/lmbench
+	$(GO) build $(BUILDFLAGS) -o $(BIN)/lmbench ./cmd/lmbench
 	@set -e; for p in $(PLUGINS); do \
 		tmp=$(BIN)/.build-$$(basename $$p); \
-		$(GO) build -o $$tmp ./$$p; \
+		$(GO) build $(BUILDFLAGS) -o $$tmp ./$$p; \
 		name=$$($$tmp binary-name); \
 		mv -f $$tmp $(BIN)/$$name; \
 		(cd $(BIN) && sha256sum $$name > $$name.sha256); \
@@ -86,6 +91,9 @@ overhead: build ## measure lmbench's own overhead (200 simultaneous requests, ze
 
 dispatch-lag: build ## dispatch lag of an open loop at 1,000 req/s (random-prefill, zero-cost engine), 5 rounds
 	BIN=$(BIN) scripts/dispatch-lag-bench.sh
+
+perf: build ## lmbench beside a bare Go client on the same schedules (burst, sequential, open loops, 1 request): CPU, RSS, TTFT, lag, the engine's CPU (scripts/perf.sh)
+	BIN=$(BIN) scripts/perf.sh
 
 clean:
 	rm -rf $(BIN) $(TOOLS) demo-out

@@ -82,6 +82,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 			KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB, Seed: s.Seed,
 			OutputDir: s.Output.Dir, ExportCSV: s.Output.CSV, ExportJSON: s.Output.JSON, Quiet: s.Output.Quiet,
 			Tokenizer: p.Tokenizer, Percentiles: s.Percentiles, Sim: report.SimSettings(b.Config),
+			Sizing: p.sizing(),
 		},
 		Config: b.Config, Version: b.Version, Planned: int(p.Configured.PlannedRequests),
 		Log: b.Log, Stdout: b.Stdout, Progress: b.Progress, ProgressEvery: b.ProgressEvery, DrainTimeout: s.Drain,

@@ -340,34 +340,48 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 }
 
 // summarize computes the final numbers, the overhead certificate and the
-// engine's and cache's blocks from the journal.
+// engine's and cache's blocks from the journal, the three reading it in
+// one pass (sharedScan).
 func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run {
 	p, res, keep := x.p, x.res, x.keep
 	measured, _ := obs.live.Counts()
-	final, hasSchedule, err := finalFrom(keep.scan, obs.wall(outcome.MeasureStart), measured)
+	var (
+		final                  stats.Final
+		hasSchedule            bool
+		finalErr, certErr, err error
+		wg                     sync.WaitGroup
+	)
+	shared := newSharedScan(keep.scan, 3)
+	read := func(f func(scan scanFunc)) {
+		scan, leave := shared.reader()
+		wg.Go(func() { defer leave(); f(scan) })
+	}
+	read(func(scan scanFunc) {
+		final, hasSchedule, finalErr = finalFrom(scan, obs.wall(outcome.MeasureStart), measured)
+	})
+	probe := obs.probe.Stop()
+	read(func(scan scanFunc) { res.Overhead, certErr = overhead.Certificate(scan, probe) })
+	read(func(scan scanFunc) { res.Engine, res.Ledger, err = obs.cache.finish(scan, p.Report.Workload) })
+	wg.Wait()
 	res.Final = final
-	if err != nil {
-		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", err))
+	if finalErr != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", finalErr))
 		res.Final = stats.Final{Aggregated: obs.live.Current(time.Now())}
 	}
+	if certErr != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", certErr))
+	}
+	res.Err = errors.Join(res.Err, err)
 	rep := report.Run{ID: res.RunID, Version: p.Version, Interrupted: res.Status != record.Completed,
 		Status: res.Status, Planned: p.Planned, Sent: int(obs.measureSent.Load()), Finished: measured,
-		HasSchedule: hasSchedule, Shard: x.run.Shard, EngineProfile: p.EngineProfile,
-		ShortUnderIgnoreEOS: obs.streams.shortCount()}
+		HasSchedule: hasSchedule, Shard: x.run.Shard, Overhead: res.Overhead, Engine: res.Engine, Ledger: res.Ledger,
+		EngineProfile: p.EngineProfile, ShortUnderIgnoreEOS: obs.streams.shortCount()}
 	switch {
 	case res.Abort != nil:
 		rep.Title, rep.Reason = res.Abort.Title, res.Abort.Reason
 	case res.Interrupted:
 		rep.Reason = "interrupted (Ctrl-C or SIGTERM)"
 	}
-	if res.Overhead, err = overhead.Certificate(keep.scan, obs.probe.Stop()); err != nil {
-		res.Err = errors.Join(res.Err, fmt.Errorf("overhead certificate: reading the journal back: %w", err))
-	}
-	rep.Overhead = res.Overhead
-	if rep.Engine, rep.Ledger, err = obs.cache.finish(keep.scan, p.Report.Workload); err != nil {
-		res.Err = errors.Join(res.Err, err)
-	}
-	res.Engine, res.Ledger = rep.Engine, rep.Ledger
 	if rep.Engine != nil && rep.Engine.SamplesFile != "" {
 		res.Files = append(res.Files, filepath.Join(p.Report.OutputDir, rep.Engine.SamplesFile))
 	}

@@ -56,6 +56,9 @@ type Prepared struct {
 	// Tokenizer is what prompt lengths are counted in: tokenize.Engine,
 	// tokenize.Words or a file's.
 	Tokenizer string
+	// Sizing meters the tokenizer's queries (nil with no tokenizer): the
+	// summary's "prompts sized in" line.
+	Sizing *tokenize.Meter
 	// StatusBlockSize is the KV block size /status reported (LMCache's,
 	// or the built-in engine's); 0 when none was read.
 	StatusBlockSize int
@@ -226,9 +229,13 @@ func (p *Prepared) findTokensPerGB(ctx context.Context, s Setup, log zerolog.Log
 // with the run's tokenizer.
 func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log zerolog.Logger) error {
 	w := s.Workload
-	tokens, err := p.tokenizer(ctx, s, tokOrigin, log)
+	tok, err := p.tokenizer(ctx, s, tokOrigin, log)
 	if err != nil {
 		return err
+	}
+	var tokens protocol.TokenCounter // nil, not a nil *Meter, without a tokenizer
+	if p.Sizing = tokenize.NewMeter(tok); p.Sizing != nil {
+		tokens = p.Sizing
 	}
 	cr, err := w.Service().Configure(ctx, protocol.WorkloadConfig{Options: s.Options, Common: protocol.Common{
 		Seed: s.Seed, Model: p.Model, KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB, Shard: s.Shard,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -26,4 +27,13 @@ func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log ze
 	}
 	p.Tokenizer = name
 	return tok, nil
+}
+
+// sizing is the summary's sizing phase: nil without a tokenizer.
+func (p *Prepared) sizing() *report.Sizing {
+	if p.Sizing == nil {
+		return nil
+	}
+	s := p.Sizing.Sizing()
+	return &report.Sizing{Seconds: s.Seconds, EngineCalls: s.EngineCalls}
 }

@@ -159,8 +159,11 @@ func newTransport(dial dialFunc, connect time.Duration, maxConns int) *http.Tran
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
-		WriteBufferSize:     32 << 10, // long-document prompts are hundreds of KB
-		ReadBufferSize:      8 << 10,
+		// Only the headers and a body's first bytes pass through this
+		// buffer (net/http copies the rest straight to the socket, 32 KiB a
+		// write), and every open connection holds one: net/http's 4 KiB.
+		WriteBufferSize: 4 << 10,
+		ReadBufferSize:  8 << 10,
 	}
 }
 

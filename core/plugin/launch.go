@@ -86,7 +86,9 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s plugin %s: checksum file %s.sha256 is not hex: %v", kind, path, path, err)
 		}
-		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()} // one per client: Hash keeps state
+		if !checksumKnown(path, want) { // checksum.go: a binary verified before, unchanged, is not hashed again
+			cfg.SecureConfig = &goplugin.SecureConfig{Checksum: want, Hash: sha256.New()} // one per client: Hash keeps state
+		}
 	}
 	c.gp = goplugin.NewClient(cfg)
 	var (
@@ -97,6 +99,9 @@ func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
 	if err != nil {
 		c.Kill()
 		return nil, c.startError(err)
+	}
+	if cfg.SecureConfig != nil {
+		rememberChecksum(path, cfg.SecureConfig.Checksum)
 	}
 	raw, err := rpc.Dispense(kind)
 	if err != nil {

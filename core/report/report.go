@@ -43,6 +43,9 @@ type Config struct {
 	// Tokenizer is what prompt lengths were counted in ("engine",
 	// "words"; "" when not recorded, as in a re-export).
 	Tokenizer string
+	// Sizing is what counting prompt tokens cost (nil: no tokenizer
+	// counted, or not recorded).
+	Sizing *Sizing
 	// Sim are the built-in engine's settings (with --engine-url builtin),
 	// from the run's recorded configuration (SimSettings); the summary's
 	// config ends with them.
@@ -234,6 +237,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	if e := promptEntries(cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure); e != nil {
 		section("Prompt tokens", e...)
 	}
+	b.WriteString(sizingSection(cfg.Sizing))
 	b.WriteString(loadSections(f, ps))
 	b.WriteString(overheadSection(run.Overhead))
 	b.WriteString(engineSection(run.Engine, f))
@@ -388,6 +392,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 		}},
 	}
 	doc = withPrompts(doc, cfg.Tokenizer, f.Prompts.Warmup, f.Prompts.Measure)
+	doc = withSizing(doc, cfg.Sizing)
 	doc = withLoad(doc, f, ps)
 	doc = withOverhead(doc, run.Overhead)
 	doc = withEngineMetrics(doc, run.Engine)

@@ -9,13 +9,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/internal/jsonenc"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -50,14 +53,19 @@ type engineTokenizer struct {
 	client              *http.Client
 
 	mu    sync.Mutex
-	cache map[string]int // "t\x00"+text or "c\x00"+messages JSON
+	cache map[string]int // "t\x00"+text or chatKey
+	calls atomic.Int64   // POST /tokenize made, the probe's included
 }
 
 func newEngineTokenizer(base, apiKey, model string) *engineTokenizer {
 	// vLLM serves /tokenize at the server's root, beside /v1.
 	root := strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
+	// As many idle connections as calls in flight: with net/http's
+	// default of 2, six of every eight calls of a batch would dial anew.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = tokenizeParallel
 	return &engineTokenizer{base: root, apiKey: apiKey, model: model,
-		client: &http.Client{Timeout: 2 * time.Minute}, cache: map[string]int{}}
+		client: &http.Client{Timeout: 2 * time.Minute, Transport: tr}, cache: map[string]int{}}
 }
 
 // tokenizeParallel bounds the /tokenize calls in flight for one batch.
@@ -71,21 +79,62 @@ type tokenizeBody struct {
 	AddGenerationPrompt *bool                  `json:"add_generation_prompt,omitempty"`
 }
 
-type chatMessageJSON struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+// appendJSON appends the body as JSON, the texts escaped once (through
+// encoding/json a MarshalJSON's output is scanned again): sizing sends
+// every prompt this way.
+func (b tokenizeBody) appendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	open := len(dst)
+	sep := func() {
+		if len(dst) > open {
+			dst = append(dst, ',')
+		}
+	}
+	if b.Model != "" {
+		dst = jsonenc.AppendString(append(dst, `"model":`...), b.Model)
+	}
+	if b.Prompt != nil {
+		sep()
+		dst = jsonenc.AppendString(append(dst, `"prompt":`...), *b.Prompt)
+	}
+	flags := [2]struct {
+		name string
+		v    *bool
+	}{{"add_special_tokens", b.AddSpecialTokens}, {"add_generation_prompt", b.AddGenerationPrompt}}
+	for _, f := range flags {
+		if f.v != nil {
+			sep()
+			dst = strconv.AppendBool(append(jsonenc.AppendString(dst, f.name), ':'), *f.v)
+		}
+	}
+	if len(b.Messages) > 0 {
+		sep()
+		dst = append(dst, `"messages":[`...)
+		for i, m := range b.Messages {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
+			dst = append(jsonenc.AppendString(append(dst, `,"content":`...), m.Content), '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
 }
 
-func (b tokenizeBody) MarshalJSON() ([]byte, error) {
-	type plain tokenizeBody
-	out := struct {
-		plain
-		Messages []chatMessageJSON `json:"messages,omitempty"`
-	}{plain: plain(b)}
-	for _, m := range b.Messages {
-		out.Messages = append(out.Messages, chatMessageJSON(m))
+// chatKey is a chat's cache key: each message's role and content, length
+// first, so no two chats share one.
+func chatKey(c protocol.Chat) string {
+	var b strings.Builder
+	b.WriteString("c\x00")
+	for _, m := range c.Messages {
+		for _, s := range [2]string{m.Role, m.Content} {
+			b.WriteString(strconv.Itoa(len(s)))
+			b.WriteByte(':')
+			b.WriteString(s)
+		}
 	}
-	return json.Marshal(out)
+	return b.String()
 }
 
 // CountTokens answers q from the cache and the engine; any failure fails
@@ -99,25 +148,33 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		what string
 	}
 	out := protocol.TokenCounts{Texts: make([]int, len(q.Texts)), Chats: make([]int, len(q.Chats))}
-	var todo []item
+	var (
+		todo  []item
+		again = map[string][]*int{} // a text asked twice in q is counted once
+	)
+	ask := func(key string, dst *int, mk func() (tokenizeBody, string)) {
+		if n, ok := e.cache[key]; ok {
+			*dst = n
+			return
+		}
+		if _, ok := again[key]; ok {
+			again[key] = append(again[key], dst)
+			return
+		}
+		again[key] = nil
+		body, what := mk()
+		todo = append(todo, item{key, body, dst, what})
+	}
 	e.mu.Lock()
 	for i, t := range q.Texts {
-		key := "t\x00" + t
-		if n, ok := e.cache[key]; ok {
-			out.Texts[i] = n
-			continue
-		}
-		t := t
-		todo = append(todo, item{key, tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, &out.Texts[i], fmt.Sprintf("text %d", i)})
+		ask("t\x00"+t, &out.Texts[i], func() (tokenizeBody, string) {
+			return tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, fmt.Sprintf("text %d", i)
+		})
 	}
 	for i, c := range q.Chats {
-		kb, _ := json.Marshal(c.Messages) // strings only: always marshals
-		key := "c\x00" + string(kb)
-		if n, ok := e.cache[key]; ok {
-			out.Chats[i] = n
-			continue
-		}
-		todo = append(todo, item{key, tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, &out.Chats[i], fmt.Sprintf("chat %d", i)})
+		ask(chatKey(c), &out.Chats[i], func() (tokenizeBody, string) {
+			return tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
+		})
 	}
 	e.mu.Unlock()
 
@@ -146,6 +203,9 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 	e.mu.Lock()
 	for _, it := range todo {
 		e.cache[it.key] = *it.out
+		for _, dst := range again[it.key] {
+			*dst = *it.out
+		}
 	}
 	e.mu.Unlock()
 	return out, nil
@@ -153,10 +213,8 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 
 // count is one POST /tokenize.
 func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
+	e.calls.Add(1)
+	b := body.appendJSON(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/tokenize", bytes.NewReader(b))
 	if err != nil {
 		return 0, err
@@ -181,6 +239,9 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 	if resp.StatusCode != http.StatusOK {
 		return 0, &tokenizeStatusError{status: resp.StatusCode, body: clipBody(rb)}
 	}
+	if n, ok := leadingCount(rb); ok {
+		return n, nil
+	}
 	var r struct {
 		Count *int `json:"count"`
 	}
@@ -188,6 +249,26 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 		return 0, fmt.Errorf("engine /tokenize: expected JSON with a count, got %q", clipBody(rb))
 	}
 	return *r.Count, nil
+}
+
+// leadingCount reads the count of an answer that starts with it, as
+// vLLM's and the built-in engine's do ({"count":N,...,"tokens":[...]}),
+// without decoding the token array after it; false for any other shape,
+// which encoding/json then reads.
+func leadingCount(b []byte) (int, bool) {
+	const head = `{"count":`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return 0, false
+	}
+	b = b[len(head):]
+	n, i := 0, 0
+	for ; i < len(b) && i < 10 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == 0 || i == 10 || i == len(b) || (b[i] != ',' && b[i] != '}') || (b[0] == '0' && i > 1) {
+		return 0, false
+	}
+	return n, true
 }
 
 type tokenizeStatusError struct {

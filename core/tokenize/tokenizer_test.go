@@ -72,8 +72,8 @@ func TestEngineTokenizerCountsAndCaches(t *testing.T) {
 	}
 	bodies, auth := seen()
 	calls := len(bodies)
-	if calls > len(texts)+1 {
-		t.Errorf("%d /tokenize calls for %d items", calls, len(texts)+1)
+	if calls != 4 { // "hi" twice in the query: counted once
+		t.Errorf("%d /tokenize calls for 3 distinct texts and a chat, want 4", calls)
 	}
 	for i, a := range auth {
 		if a != "Bearer sk-test-key" {
@@ -159,5 +159,111 @@ func TestEngineTokenizerErrorHidesCredentials(t *testing.T) {
 	_, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"x"}})
 	if err == nil || strings.Contains(err.Error(), "secret-pw") {
 		t.Errorf("error = %v, want one without the URL's password", err)
+	}
+}
+
+func TestLeadingCount(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]int{
+		`{"count":3,"max_model_len":131072,"tokens":[16,16,16]}`: 3,
+		`{"count":0}`:    0,
+		`{"count":1234}`: 1234,
+		`{"count":12,"tokens":[1,2` + strings.Repeat(",7", 100) + `]}`: 12,
+		// Anything else is left to encoding/json (-1: not read here).
+		`{"tokens":[1],"count":1}`: -1,
+		`{"count": 3}`:             -1,
+		`{"count":-3}`:             -1,
+		`{"count":3.0}`:            -1,
+		`{"count":03}`:             -1,
+		`{"count":3`:               -1,
+		`{"count":12345678901}`:    -1,
+	} {
+		n, ok := leadingCount([]byte(body))
+		if !ok {
+			n = -1
+		}
+		if n != want {
+			t.Errorf("leadingCount(%s) = %d, want %d", body, n, want)
+		}
+	}
+}
+
+func TestMeterCountsEngineCalls(t *testing.T) {
+	t.Parallel()
+	url, seen := startSubwordSim(t, false)
+	m := NewMeter(newEngineTokenizer(url+"/v1", "", "lmbench-sim"))
+	for range 2 { // the second query comes from the cache: no call
+		if _, err := m.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"a b", "c d e", "a b"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bodies, _ := seen()
+	if s := m.Sizing(); s.EngineCalls != 2 || int(s.EngineCalls) != len(bodies) || s.Seconds <= 0 {
+		t.Errorf("sizing %+v after %d /tokenize calls, want 2 calls and some time", s, len(bodies))
+	}
+	if NewMeter(nil) != nil || NewMeter(nil).Sizing() != (Sizing{}) {
+		t.Error("no tokenizer: want a nil Meter with a zero Sizing")
+	}
+}
+
+// The body is what encoding/json would make of it, texts escaped.
+func TestTokenizeBodyJSON(t *testing.T) {
+	t.Parallel()
+	no, yes := false, true
+	text := "a \"quoted\" line\n\x01 <tag> é"
+	for _, b := range []tokenizeBody{
+		{Model: "m", Prompt: &text, AddSpecialTokens: &no},
+		{Model: "m", Messages: []protocol.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: text}}, AddGenerationPrompt: &yes},
+		{Prompt: &text},
+	} {
+		var got, want map[string]any
+		if err := json.Unmarshal(b.appendJSON(nil), &got); err != nil {
+			t.Fatalf("%s: %v", b.appendJSON(nil), err)
+		}
+		plain := map[string]any{}
+		if b.Model != "" {
+			plain["model"] = b.Model
+		}
+		if b.Prompt != nil {
+			plain["prompt"] = *b.Prompt
+		}
+		if b.AddSpecialTokens != nil {
+			plain["add_special_tokens"] = *b.AddSpecialTokens
+		}
+		if b.AddGenerationPrompt != nil {
+			plain["add_generation_prompt"] = *b.AddGenerationPrompt
+		}
+		var msgs []map[string]string
+		for _, m := range b.Messages {
+			msgs = append(msgs, map[string]string{"role": m.Role, "content": m.Content})
+		}
+		if msgs != nil {
+			plain["messages"] = msgs
+		}
+		wb, _ := json.Marshal(plain)
+		_ = json.Unmarshal(wb, &want)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("body (-want +got):\n%s", d)
+		}
+	}
+}
+
+func TestChatKeyTellsChatsApart(t *testing.T) {
+	t.Parallel()
+	msg := func(pairs ...string) protocol.Chat {
+		var c protocol.Chat
+		for i := 0; i < len(pairs); i += 2 {
+			c.Messages = append(c.Messages, protocol.ChatMessage{Role: pairs[i], Content: pairs[i+1]})
+		}
+		return c
+	}
+	chats := []protocol.Chat{msg("user", "ab"), msg("user", "a", "b", ""), msg("usera", "b"), msg("user", "ab", "user", ""), msg()}
+	seen := map[string]int{}
+	for i, c := range chats {
+		k := chatKey(c)
+		if j, ok := seen[k]; ok {
+			t.Errorf("chats %d and %d share the key %q", j, i, k)
+		}
+		seen[k] = i
 	}
 }

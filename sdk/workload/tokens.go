@@ -125,6 +125,12 @@ const exactRounds = 8
 // should come from OneTokenWords. Every text's count is checked; one that
 // cannot be made exact (the prefix alone costs more than n, or the counts
 // do not settle) is an error naming it.
+//
+// Only one prefix of each byte length is counted alone: the others start
+// from its count (numbered headers of one width mostly cost the same),
+// and the check of the whole text corrects the few that differ. A text
+// costs one count when the guess holds, where counting every prefix cost
+// two.
 func (t *Tokenizer) ExactTexts(ctx context.Context, prefixes []string, vocab []string, n int) ([]string, error) {
 	if len(vocab) == 0 {
 		return nil, errors.New("exact texts: empty vocabulary")
@@ -132,17 +138,17 @@ func (t *Tokenizer) ExactTexts(ctx context.Context, prefixes []string, vocab []s
 	if n < 1 {
 		return nil, fmt.Errorf("exact texts: length must be >= 1, got %d", n)
 	}
-	base, err := t.Count(ctx, prefixes...)
+	base, err := t.guessBases(ctx, prefixes)
 	if err != nil {
 		return nil, fmt.Errorf("exact texts: %w", err)
 	}
 	words := make([]int, len(prefixes)) // filler words per text
 	for i, p := range prefixes {
-		if p == "" {
-			base[i] = 0
-		}
 		if base[i] > n {
-			return nil, fmt.Errorf("exact texts: the prefix %q alone costs %d tokens, more than %d", clip(p), base[i], n)
+			if err := t.prefixTooLong(ctx, p, n); err != nil {
+				return nil, err
+			}
+			base[i] = n // a guess from a longer sibling: the check corrects it
 		}
 		words[i] = n - base[i]
 	}
@@ -165,6 +171,9 @@ func (t *Tokenizer) ExactTexts(ctx context.Context, prefixes []string, vocab []s
 		for k, i := range todo {
 			if d := n - counts[k]; d != 0 {
 				if words[i]+d < 0 {
+					if err := t.prefixTooLong(ctx, prefixes[i], n); err != nil {
+						return nil, err
+					}
 					return nil, fmt.Errorf("exact texts: %q cannot be cut to %d tokens (%d with no filler)", clip(prefixes[i]), n, counts[k]-words[i])
 				}
 				words[i] += d
@@ -178,6 +187,42 @@ func (t *Tokenizer) ExactTexts(ctx context.Context, prefixes []string, vocab []s
 	}
 	return nil, fmt.Errorf("exact texts: %d of %d texts (the first with prefix %q) did not settle on %d tokens in %d rounds",
 		len(todo), len(prefixes), clip(prefixes[todo[0]]), n, exactRounds)
+}
+
+// guessBases counts the first prefix of each byte length alone and gives
+// every prefix its length's count ("" costs 0).
+func (t *Tokenizer) guessBases(ctx context.Context, prefixes []string) ([]int, error) {
+	first := map[int]int{} // byte length -> index into probes
+	var probes []string
+	for _, p := range prefixes {
+		if _, ok := first[len(p)]; !ok && p != "" {
+			first[len(p)] = len(probes)
+			probes = append(probes, p)
+		}
+	}
+	counts, err := t.Count(ctx, probes...)
+	if err != nil {
+		return nil, err
+	}
+	base := make([]int, len(prefixes))
+	for i, p := range prefixes {
+		if p != "" {
+			base[i] = counts[first[len(p)]]
+		}
+	}
+	return base, nil
+}
+
+// prefixTooLong counts prefix alone: the error when it costs more than n.
+func (t *Tokenizer) prefixTooLong(ctx context.Context, prefix string, n int) error {
+	c, err := t.Count(ctx, prefix)
+	if err != nil {
+		return fmt.Errorf("exact texts: %w", err)
+	}
+	if c[0] > n {
+		return fmt.Errorf("exact texts: the prefix %q alone costs %d tokens, more than %d", clip(prefix), c[0], n)
+	}
+	return nil
 }
 
 // FitTexts makes texts of exactly n tokens from texts that grow with k

@@ -140,6 +140,43 @@ func TestExactTextsErrors(t *testing.T) {
 	}
 }
 
+// Prefixes of one byte length share one count alone; the texts' checks
+// correct those that cost otherwise, and a sibling too long for n is
+// still named.
+func TestExactTextsCountsOnePrefixPerLength(t *testing.T) {
+	t.Parallel()
+	fake := &sdktest.FakeTokenizer{}
+	tok := workload.NewTokenizer(fake)
+	var prefixes []string
+	for i := 10; i < 100; i++ {
+		prefixes = append(prefixes, fmt.Sprintf("Request %d:", i))
+	}
+	prefixes = append(prefixes, "extraordinar", "Request 100:") // same length, other counts
+	texts, err := tok.ExactTexts(context.Background(), prefixes, []string{"hi"}, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	for _, q := range fake.Queries() {
+		counted += len(q.Texts)
+	}
+	if max := 2 + len(prefixes) + 2; counted > max { // 2 lengths alone, every text, 2 corrections
+		t.Errorf("%d texts counted for %d prefixes, want at most %d", counted, len(prefixes), max)
+	}
+	checkCounts(t, fake, texts, 50)
+
+	long := "a a a a a a a a a"  // 17 bytes, 9 tokens
+	short := "extraordinaries!!" // 17 bytes, counted first
+	if len(long) != len(short) || subword.TextTokens(long) <= 5 || subword.TextTokens(short) >= 5 {
+		t.Fatalf("test prefixes should share a length and straddle 5 tokens: %d/%d bytes, %d/%d tokens",
+			len(long), len(short), subword.TextTokens(long), subword.TextTokens(short))
+	}
+	_, err = tok.ExactTexts(context.Background(), []string{short, long}, []string{"hi"}, 5)
+	if err == nil || !strings.Contains(err.Error(), `the prefix "a a a a a a a a a" alone costs 9 tokens, more than 5`) {
+		t.Errorf("error = %v, want the long prefix named", err)
+	}
+}
+
 // TestEnvTokenizer: Env.Tokenizer is there only when the host sent a
 // counter and announced the capability, in-process and over gRPC.
 func TestEnvTokenizer(t *testing.T) {
