@@ -4,11 +4,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
+	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
+	"github.com/lmbench/lmbench/core/barrier"
 	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/plugin"
 )
@@ -25,96 +27,93 @@ const (
 	exitInterrupted = invocation.ExitInterrupted
 )
 
+// command is a subcommand, declared once in commands: main dispatches on
+// it; lmbench help, lmbench NAME --help and completion read its ui part.
+// Adding a subcommand is an entry there and a file with its run function.
+type command struct {
+	ui.Command
+	run func(c *cli, args []string) (int, error)
+	// ownHint: its usage errors say where its help is; no command list
+	// after them.
+	ownHint bool
+}
+
+// commands are lmbench's subcommands, in the order help lists them (set
+// in init: some run functions read the table).
+var commands []command
+
+func init() {
+	commands = []command{
+		{ui.Command{Name: "run", Usage: "run --engine-url URL --workload NAME [flags]", Summary: "run a benchmark (lmbench run --help)",
+			Complete: ui.RunCompleter{Flags: runFlagsWith, Plugins: plugin.Names}.Complete}, streams(cmdRun), true},
+		{ui.Command{Name: "sweep", Usage: "sweep --sweep KEY=VALUES [run flags]", Summary: "one run per value of an option (lmbench sweep --help)"},
+			streams(cmdSweep), true},
+		{ui.Command{Name: "sim", Usage: "sim [--port N] [flags]", Summary: "serve the built-in simulated engine",
+			Help: ui.SimHelp, Flags: new(simFlags).register}, errOnly(cmdSim), true},
+		{ui.Command{Name: "export", Usage: "export --journal PATH [--exporter NAME]...", Summary: "rebuild result files from a run's journal",
+			Help: ui.ExportHelp, Flags: new(exportFlags).register}, errOnly(cmdExport), false},
+		{ui.Command{Name: "merge", Usage: "merge DIR... [-o DIR] [--wait 1h]", Summary: "one run from the shards of a sharded run (run --shard I/N)",
+			Help: ui.MergeHelp, Flags: new(mergeFlags).register}, errOnly(cmdMerge), false},
+		{ui.Command{Name: "barrier", Usage: "barrier --shards N [--listen :7070]", Summary: "one start and one clock for a sharded run's shards (run --barrier URL)",
+			Help: ui.BarrierHelp, Flags: registerBarrier(new(barrier.Config))}, errOnly(cmdBarrier), false},
+		{ui.Command{Name: "calibrate", Usage: "calibrate --journal PATH [--repeat N]", Summary: "measure the client's own latency for a run's schedule",
+			Help: ui.CalibrateHelp, Flags: new(calibrateFlags).register}, errOnly(cmdCalibrate), false},
+		{ui.Command{Name: "report", Usage: "report DIR... [-o report.html]", Summary: "write a self-contained HTML report of runs (charts, tables, comparison)",
+			Help: ui.ReportHelp, Flags: new(reportFlags).register}, errOnly(cmdReport), false},
+		{ui.Command{Name: "compare", Usage: "compare A B [C...] [--json]", Summary: "compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing",
+			Help: ui.CompareHelp, Flags: new(compareFlags).register}, errOnly(cmdCompare), false},
+		{ui.Command{Name: "plugins", Usage: "plugins", Summary: "list the workload and exporter plugins found",
+			Help: ui.PluginsHelp, Words: []string{"list"}}, errOnly(cmdPlugins), false},
+		{ui.Command{Name: "probe", Usage: "probe --engine-url URL [--json]", Summary: "what the engine reports, what lmbench can measure on it",
+			Help: ui.ProbeHelp, Flags: new(probeFlags).register}, errOnly(cmdProbe), false},
+		{ui.Command{Name: "version", Aliases: []string{"--version"}, Usage: "version"}, errOnly(cmdVersion), false},
+		{ui.Command{Name: "completion", Usage: "completion bash|zsh|fish", Summary: "print a shell completion script",
+			Help: ui.CompletionHelp, Words: ui.CompletionShells()}, errOnly(cmdCompletion), false},
+		{ui.Command{Name: "help", Aliases: []string{"-h", "--help"}}, errOnly(cmdHelp), false},
+		{ui.Command{Name: "__complete", Hidden: true}, errOnly(cmdComplete), false}, // called by the completion scripts
+	}
+}
+
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// usageError is a command-line mistake (exit 2).
-type usageError struct{ error }
-
 // realMain never calls os.Exit: returning lets the deferred plugin
 // cleanup run, so no plugin process outlives the host.
-func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer plugin.Cleanup()
 	servePprof()
 	if len(args) == 0 {
 		printUsage(stdout)
 		return exitUsage
 	}
-	var err error
-	switch args[0] {
-	case "run":
-		code, err = cmdRun(args[1:], stdin, stdout, stderr)
-	case "sweep":
-		code, err = cmdSweep(args[1:], stdin, stdout, stderr)
-	case "sim":
-		err = cmdSim(args[1:], stdout, stderr)
-	case "export":
-		err = cmdExport(args[1:], stdout, stderr)
-	case "merge":
-		err = cmdMerge(args[1:], stdout, stderr)
-	case "barrier":
-		err = cmdBarrier(args[1:], stdout)
-	case "calibrate":
-		err = cmdCalibrate(args[1:], stdout, stderr)
-	case "report":
-		err = cmdReport(args[1:], stdout)
-	case "compare":
-		err = cmdCompare(args[1:], stdout)
-	case "plugins":
-		err = cmdPlugins(args[1:], stdout)
-	case "probe":
-		err = cmdProbe(args[1:], stdout)
-	case "completion":
-		err = cmdCompletion(args[1:], stdout)
-	case "__complete": // called by the completion scripts
-		err = cmdComplete(args[1:], stdout)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "lmbench %s (plugin protocol v1)\n", version)
-	case "help", "-h", "--help":
-		printUsage(stdout)
-	default:
-		err = usageError{fmt.Errorf("unknown command %q", args[0])}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	i := slices.IndexFunc(commands, func(cmd command) bool { return cmd.Is(args[0]) })
+	if i < 0 {
+		return c.exit(exitOK, usageError{fmt.Errorf("unknown command %q", args[0])})
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "lmbench: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			if args[0] != "run" && args[0] != "sim" && args[0] != "sweep" {
-				printUsage(stderr)
-			}
-			return exitUsage
-		}
-		if code == exitOK {
-			code = exitFailed
-		}
-	}
-	return code
+	c.cmd = &commands[i]
+	return c.exit(c.cmd.run(c, args[1:]))
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprint(w, `lmbench — benchmark OpenAI-compatible inference engines with KV-cache workloads
+// uiCommands are the commands as the terminal shows them.
+func uiCommands() []ui.Command {
+	var out []ui.Command
+	for _, c := range commands {
+		out = append(out, c.Command)
+	}
+	return out
+}
 
-Usage:
-  lmbench run --engine-url URL --workload NAME [flags]   run a benchmark (lmbench run --help)
-  lmbench sweep --sweep KEY=VALUES [run flags]          one run per value of an option (lmbench sweep --help)
-  lmbench sim [--port N] [flags]                        serve the built-in simulated engine
-  lmbench export --journal PATH [--exporter NAME]...    rebuild result files from a run's journal
-  lmbench merge DIR... [-o DIR] [--wait 1h]              one run from the shards of a sharded run (run --shard I/N)
-  lmbench barrier --shards N [--listen :7070]           one start and one clock for a sharded run's shards (run --barrier URL)
-  lmbench calibrate --journal PATH [--repeat N]         measure the client's own latency for a run's schedule
-  lmbench report DIR... [-o report.html]                write a self-contained HTML report of runs (charts, tables, comparison)
-  lmbench compare A B [C...] [--json]                   compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing
-  lmbench plugins                                       list the workload and exporter plugins found
-  lmbench probe --engine-url URL [--json]               what the engine reports, what lmbench can measure on it
-  lmbench completion bash|zsh|fish                      print a shell completion script
-  lmbench version
+// printUsage prints lmbench help.
+func printUsage(w io.Writer) { ui.Usage(w, uiCommands()) }
 
-Options also come from a --config file (JSON, YAML or TOML) and LMBENCH_*
-environment variables; flags win over both. See lmbench run --help.
+func cmdHelp(c *cli, _ []string) error {
+	printUsage(c.stdout)
+	return nil
+}
 
-Examples:
-  lmbench run --engine-url builtin --workload long-doc-qa --tokens-per-gb-kvcache 8192 --kv-cache-volume 1
-  lmbench run --engine-url http://localhost:8000 --workload random-prefill --lmcache-url http://localhost:8080
-`)
+func cmdVersion(c *cli, _ []string) error {
+	_, err := fmt.Fprintf(c.stdout, "lmbench %s (plugin protocol v1)\n", version)
+	return err
 }

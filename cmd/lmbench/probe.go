@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -11,34 +9,29 @@ import (
 	"github.com/lmbench/lmbench/core/bench"
 )
 
-const probeHelp = `Usage: lmbench probe --engine-url URL [--engine-kind KIND] [--metrics-url URL] [--json]
+// probeFlags are lmbench probe's flags.
+type probeFlags struct {
+	bench.ProbeSetup
+	json bool
+}
 
-Which engine serves URL (vLLM, SGLang, Ollama, llama.cpp, TGI, ...), what it
-reports and what lmbench can and cannot measure on it. Sends no completion.
-`
+func (f *probeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.EngineURL, "engine-url", "", "The engine's address (http://host:port; a bare port means this machine).")
+	fs.StringVar(&f.Kind, "engine-kind", "auto", "The engine's kind, instead of asking it.")
+	fs.StringVar(&f.MetricsURL, "metrics-url", "", "Its Prometheus metrics (default: the engine's /metrics).")
+	fs.BoolVar(&f.json, "json", false, "Print the report as JSON.")
+}
 
-// cmdProbe is lmbench probe: flags, one core call, printing.
-func cmdProbe(args []string, stdout io.Writer) error {
-	var s bench.ProbeSetup
-	var asJSON, help bool
-	fs := pflag.NewFlagSet("lmbench probe", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&s.EngineURL, "engine-url", "", "The engine's address (http://host:port; a bare port means this machine).")
-	fs.StringVar(&s.Kind, "engine-kind", "auto", "The engine's kind, instead of asking it.")
-	fs.StringVar(&s.MetricsURL, "metrics-url", "", "Its Prometheus metrics (default: the engine's /metrics).")
-	fs.BoolVar(&asJSON, "json", false, "Print the report as JSON.")
-	fs.BoolVarP(&help, "help", "h", false, "Show help.")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if help {
-		_, err := fmt.Fprint(stdout, probeHelp, "\nFlags:\n", fs.FlagUsagesWrapped(100))
+// cmdProbe is lmbench probe (core/bench's Probe).
+func cmdProbe(c *cli, args []string) error {
+	var f probeFlags
+	if _, err := c.parse(args, f.register, false); err != nil {
 		return err
 	}
-	s.APIKey = os.Getenv("OPENAI_API_KEY")
-	p, err := bench.Probe(context.Background(), s)
+	f.APIKey = os.Getenv("OPENAI_API_KEY")
+	p, err := bench.Probe(context.Background(), f.ProbeSetup)
 	if err != nil {
-		return cliError(err)
+		return err
 	}
-	return p.Write(stdout, asJSON)
+	return p.Write(c.stdout, f.json)
 }

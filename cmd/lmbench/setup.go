@@ -11,6 +11,7 @@ import (
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/invocation"
+	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // runSetup and interactive are swapped by tests, which have no terminal.
@@ -76,7 +77,7 @@ func (s *session) setupForm(r *invocation.Resolved, missing []string) ui.Setup {
 	setup := ui.Setup{
 		Missing:            missing,
 		General:            ui.FieldsOf(general, r.Values),
-		Workloads:          pluginNames("workload"),
+		Workloads:          plugin.Names("workload"),
 		ExportPath:         defaultExportPath,
 		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {

@@ -241,6 +241,21 @@ func (p *Plugins) DescribeAll(cands []plugin.Candidate, timeout time.Duration) [
 	return res
 }
 
+// DescribeWorkloads describes every workload plugin found (DescribeAll);
+// a binary refused is logged and passed over. found is how many could be
+// run.
+func (p *Plugins) DescribeWorkloads(timeout time.Duration) (_ []Described, found int) {
+	var cands []plugin.Candidate
+	for _, c := range plugin.Discover(protocol.WorkloadKind, plugin.SearchDirs()) {
+		if c.Refused != "" {
+			p.log.Warn().Str("plugin", c.Path).Msg("not run: " + c.Refused)
+			continue
+		}
+		cands = append(cands, c)
+	}
+	return p.DescribeAll(cands, timeout), len(cands)
+}
+
 func (p *Plugins) describeOne(c plugin.Candidate, log zerolog.Logger) (*Described, error) {
 	if c.Kind == protocol.ExporterKind {
 		e, err := p.startExporter(c.Path, "--exporter-plugin", log)

@@ -129,6 +129,19 @@ func SimOptions(flagPrefix string) []Option {
 	return out
 }
 
+// NewSimRegistry holds the built-in engine's settings under lmbench sim's
+// flags (--gpu-gb), with the keys and variables lmbench run gives them
+// (sim_gpu_gb, LMBENCH_SIM_GPU_GB).
+func NewSimRegistry() *Registry {
+	r := NewRegistry()
+	for _, o := range SimOptions("") {
+		if _, err := r.Add(o); err != nil {
+			panic(err) // a programming error in the table, caught by every test
+		}
+	}
+	return r
+}
+
 // fieldValue is a sim.Config field's option type and its value as the
 // registry types it.
 func fieldValue(p any) (protocol.OptionType, any) {

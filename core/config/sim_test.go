@@ -161,3 +161,18 @@ func TestSimValidateNamesAreSettings(t *testing.T) {
 		t.Errorf("only %d errors: the config is not invalid everywhere", seen)
 	}
 }
+
+// lmbench sim's registry takes the settings as --gpu-gb, with the keys and
+// variables lmbench run gives them (LMBENCH_SIM_CPU_GB).
+func TestNewSimRegistry(t *testing.T) {
+	t.Parallel()
+	r := NewSimRegistry()
+	v, err := r.Load(Sources{Flags: flags(t, r, "--gpu-gb=2"), Environ: []string{"LMBENCH_SIM_CPU_GB=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SimConfig(v)
+	if err != nil || got.GPUGB != 2 || got.CPUGB != 3 {
+		t.Errorf("SimConfig = GPU %v GB, CPU %v GB, %v; want 2 and 3", got.GPUGB, got.CPUGB, err)
+	}
+}

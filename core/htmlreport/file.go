@@ -31,3 +31,18 @@ func WriteFile(path string, runs []*analysis.Run, opt Options) error {
 	}
 	return nil
 }
+
+// RunReportName is the report lmbench run --report and lmbench merge
+// write into a run's output directory.
+const RunReportName = "report.html"
+
+// WriteRun writes the report of the run in dir into dir (RunReportName)
+// and returns its path.
+func WriteRun(dir, version string) (string, error) {
+	r, err := analysis.Load(dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, RunReportName)
+	return path, WriteFile(path, []*analysis.Run{r}, Options{Version: version})
+}

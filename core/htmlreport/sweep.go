@@ -16,9 +16,6 @@ import (
 // directories (docs/results-schema.md, "A sweep's files").
 const SweepSummaryName = sweep.SummaryName
 
-// IsSweep says whether dir is a sweep's output directory.
-func IsSweep(dir string) bool { return sweep.IsSweep(dir) }
-
 // Sweep is a sweep read back: its summary and, for each point, the
 // latencies of the point's own run.
 type Sweep struct {

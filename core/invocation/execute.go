@@ -10,7 +10,6 @@ import (
 
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/plugin"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -89,12 +88,7 @@ func (x *Run) Execute(ctx context.Context, d Display) (end Ending) {
 
 // ExporterJobs are the exporters, each configured from its options.
 func (r *Resolved) ExporterJobs() bench.Exporters {
-	var out bench.Exporters
-	for _, e := range r.Exporters {
-		out = append(out, bench.Exporter{Name: e.Name(), Plugin: plugin.NewExporter(e.Client),
-			Options: r.Values.PluginValues(e.Name()), Flag: r.Values.PluginOrigin(e.Prefix())})
-	}
-	return out
+	return bench.Configured(r.Exporters, r.Values)
 }
 
 // finish tells the barrier how a shard's run ended, writes the report

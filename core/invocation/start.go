@@ -11,7 +11,6 @@ import (
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sweep"
-	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // Run is a run built and prepared: ready to export or execute.
@@ -29,7 +28,7 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	if r.Spec, err = config.Build(r.Values); err != nil {
 		return nil, err
 	}
-	if r.shard, err = partOf(r.Spec.Shard); err != nil {
+	if r.shard, err = shard.FromSpec(r.Spec.Shard); err != nil {
 		return nil, err
 	}
 	if r.shard != nil {
@@ -39,7 +38,7 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 			}
 		}()
 	}
-	if r.upload, err = uploadOf(r.Spec.Upload); err != nil {
+	if r.upload, err = merge.OpenUpload(r.Spec.Upload); err != nil {
 		return nil, err
 	}
 	if err := s.notSweep(r); err != nil {
@@ -99,50 +98,6 @@ func (s *Session) notSweep(r *Resolved) error {
 		}
 	}
 	return nil
-}
-
-// partOf builds the run's part of a sharded run from its options
-// (checked by config.Build), before any network traffic; nil when the
-// run is not sharded.
-func partOf(o config.Shard) (*shard.Part, error) {
-	if !o.Sharded() {
-		return nil, nil
-	}
-	sh, err := protocol.ParseShard(o.Part)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Origin, err)
-	}
-	var c shard.Coordinator
-	if o.StartAt != "" {
-		at, err := shard.ParseStartAt(o.StartAt)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.StartAtOrigin, err)
-		}
-		c = shard.FixedStart{At: at}
-	} else {
-		b, err := shard.NewBarrier(o.Barrier)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.BarrierOrigin, err)
-		}
-		c = b
-	}
-	return shard.New(sh, o.RunID, c), nil
-}
-
-// uploadOf reads --upload-to and opens the store, before any network
-// traffic; nil without one.
-func uploadOf(o config.Upload) (*merge.Upload, error) {
-	if o.To == "" {
-		return nil, nil
-	}
-	u, err := merge.ParseUpload(o.To)
-	if err == nil {
-		err = u.Open()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Origin, err)
-	}
-	return u, nil
 }
 
 // entries is the run's portable configuration (config.Spec.Entries)

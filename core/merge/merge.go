@@ -18,6 +18,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/export"
+	"github.com/lmbench/lmbench/core/htmlreport"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/stats"
@@ -50,6 +51,23 @@ type Merge struct {
 	Log     zerolog.Logger
 	// Stdout receives the terminal summary (nil: none).
 	Stdout io.Writer
+	// Report writes the merged run's report.html (htmlreport.WriteRun)
+	// once its files are written; Upload, when set, then puts the output
+	// directory's files in object storage.
+	Report bool
+	Upload *Upload
+}
+
+// Check says what is wrong with m's settings, naming the flag, before
+// anything is read.
+func (m Merge) Check() error {
+	switch {
+	case len(m.Sources) == 0:
+		return errors.New("no shard directories: give the shards' output directories (or their parent)")
+	case m.Wait < 0:
+		return fmt.Errorf("--wait %s: expected a duration of 0 or more", m.Wait)
+	}
+	return nil
 }
 
 // Merged is what a merge made.
@@ -65,6 +83,23 @@ type Merged struct {
 	Files   []string // the journal and summary written
 	// Err is an exporter's error; the other files were written.
 	Err error
+	// Report is the report's path ("": none); Uploaded says how many
+	// files went to the upload's location.
+	Report   string
+	Uploaded int
+}
+
+// Outcome is why the merge did not make a whole run (nil when it did):
+// an exporter failed, or the run is not complete (shards missing, or one
+// aborted).
+func (m *Merged) Outcome() error {
+	if m.Err != nil {
+		return m.Err
+	}
+	if m.Status != record.Completed {
+		return fmt.Errorf("the merged run is %s: %s", m.Status, m.Reason)
+	}
+	return nil
 }
 
 // Found is the number of shards merged (the parts not missing).
@@ -117,7 +152,27 @@ func (m Merge) Run(ctx context.Context) (*Merged, error) {
 		report.Terminal(m.Stdout, cfg, rep, out.Final)
 	}
 	warnSpread(out.Parts, m.Log)
-	return out, nil
+	return out, m.publish(ctx, out)
+}
+
+// publish writes the report and uploads the files, when m asks to. An
+// error comes back with the merged run: its files are written.
+func (m Merge) publish(ctx context.Context, out *Merged) error {
+	if m.Report {
+		path, err := htmlreport.WriteRun(m.OutputDir, m.Version)
+		if err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		out.Report = path
+	}
+	if m.Upload != nil {
+		n, err := m.Upload.Put(ctx, m.OutputDir)
+		if err != nil {
+			return err
+		}
+		out.Uploaded = n
+	}
+	return nil
 }
 
 // summarize computes the merged run's numbers from all the records and

@@ -12,6 +12,9 @@ import (
 	"github.com/lmbench/lmbench/core/record"
 )
 
+// Result is an exporter's outcome: the files it wrote, or its error.
+type Result = export.Result
+
 // Reexport is a journal to rebuild result files from.
 type Reexport struct {
 	Journal   string

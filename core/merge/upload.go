@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/objstore"
 )
 
@@ -21,6 +22,22 @@ func ParseUpload(raw string) (*Upload, error) {
 		return nil, err
 	}
 	return &Upload{loc: loc}, nil
+}
+
+// OpenUpload reads a run's --upload-to and opens its store, before
+// anything is run; nil without one. An error names the option's origin.
+func OpenUpload(o config.Upload) (*Upload, error) {
+	if o.To == "" {
+		return nil, nil
+	}
+	u, err := ParseUpload(o.To)
+	if err == nil {
+		err = u.Open()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Origin, err)
+	}
+	return u, nil
 }
 
 // Open opens the store (the endpoint and credentials from the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"time"
@@ -32,6 +33,27 @@ type Calibrate struct {
 
 	// observer, when set, also receives every replay's loop events (tests).
 	observer runloop.Observer[dispatch.Measured]
+}
+
+// Check says what is wrong with c's settings, naming the flag, before
+// anything is read.
+func (c Calibrate) Check() error {
+	switch {
+	case c.Journal == "":
+		return errors.New("--journal: required (the bench_journal.jsonl of a finished run)")
+	case c.Repeat < 1:
+		return fmt.Errorf("--repeat: must be >= 1, got %d", c.Repeat)
+	}
+	return nil
+}
+
+// Err says how many requests failed (nil when none did): their TTFT is
+// left out, so the figures are of fewer requests than the schedule's.
+func (c *Calibration) Err() error {
+	if c.Failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("calibrate: %d of %d requests failed against the built-in engine (their TTFT is left out)", c.Failed, c.Requests*c.Repeat)
 }
 
 // Calibration is what a replay measured. Durations are milliseconds; a
@@ -115,6 +137,9 @@ func zeroCostEngine(plan []replayed) sim.Config {
 // Run reads the journal, starts the engine on a loopback port and
 // replays the schedule Repeat times.
 func (c Calibrate) Run(ctx context.Context) (*Calibration, error) {
+	if st, err := os.Stat(c.Journal); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("--journal %s: is a directory; expected its bench_journal.jsonl", c.Journal)
+	}
 	contents, err := record.ReadJournal(c.Journal)
 	if err != nil {
 		return nil, fmt.Errorf("--journal %s: %w", c.Journal, err)

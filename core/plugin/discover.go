@@ -158,3 +158,15 @@ func writableByOthers(dir, path string) string {
 	}
 	return ""
 }
+
+// Names are the names of the plugins of kind found where lmbench looks
+// (SearchDirs) that it may run.
+func Names(kind string) []string {
+	var out []string
+	for _, c := range Discover(kind, SearchDirs()) {
+		if c.Refused == "" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}

@@ -50,21 +50,11 @@ func CompletionShells() []string {
 // not know).
 func CompletionScript(shell string) string { return completionScripts[shell] }
 
-// Command is a subcommand as completion sees it: its name, its flags
-// (nil: none) and the fixed words it takes as arguments.
-type Command struct {
-	Name  string
-	Flags func(*pflag.FlagSet)
-	Words []string
-}
-
 // Completer completes the words after "lmbench": subcommands, their
-// flags, plugin names after --exporter and --workload, fixed words. Run,
-// when set, completes lmbench run's words (its flags depend on the named
-// workload); Plugins lists the plugins of a kind.
+// flags, plugin names after --exporter and --workload, fixed words.
+// Plugins lists the plugins of a kind.
 type Completer struct {
 	Commands []Command
-	Run      func(words []string, prev, cur string) []string
 	Plugins  func(kind string) []string
 }
 
@@ -73,7 +63,9 @@ type Completer struct {
 func (c Completer) Complete(args []string) []string {
 	var names []string
 	for _, cmd := range c.Commands {
-		names = append(names, cmd.Name)
+		if !cmd.Hidden {
+			names = append(names, cmd.Name)
+		}
 	}
 	if len(args) == 0 {
 		return names
@@ -83,21 +75,18 @@ func (c Completer) Complete(args []string) []string {
 		return WithPrefix(names, cur)
 	}
 	prev := args[len(args)-2]
-	if args[0] == "run" && c.Run != nil {
-		return c.Run(args[1:], prev, cur)
-	}
-	i := slices.IndexFunc(c.Commands, func(cmd Command) bool { return cmd.Name == args[0] })
+	i := slices.IndexFunc(c.Commands, func(cmd Command) bool { return cmd.Name == args[0] && !cmd.Hidden })
 	if i < 0 {
 		return nil
 	}
 	cmd := c.Commands[i]
 	switch {
+	case cmd.Complete != nil:
+		return cmd.Complete(args[1:], prev, cur)
 	case len(cmd.Words) > 0:
 		return WithPrefix(cmd.Words, cur)
 	case strings.HasPrefix(cur, "-") && cmd.Flags != nil:
-		fs := pflag.NewFlagSet(cmd.Name, pflag.ContinueOnError)
-		cmd.Flags(fs)
-		return FlagNames(fs, cur)
+		return FlagNames(FlagSet(cmd.Name, cmd.Flags), cur)
 	case prev == "--exporter" || prev == "--workload":
 		return WithPrefix(c.Plugins(strings.TrimPrefix(prev, "--")), cur)
 	}

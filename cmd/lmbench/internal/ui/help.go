@@ -5,8 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 )
 
@@ -53,12 +55,9 @@ beats the file, which beats the defaults. With required arguments missing
 on a terminal, a guided setup asks for them.
 `
 
-// PluginFlags names a plugin whose flags RunHelp lists in a section.
-type PluginFlags struct{ Kind, Name, Summary string }
-
 // RunHelp prints lmbench run's help: the general flags, then each
 // plugin's (reg says which flag is whose), then the footer.
-func RunHelp(w io.Writer, fs *pflag.FlagSet, reg *config.Registry, simPrefix string, plugins []PluginFlags) {
+func RunHelp(w io.Writer, fs *pflag.FlagSet, reg *config.Registry, simPrefix string, plugins []bench.Plugin) {
 	fmt.Fprintln(w, RunUsage)
 	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
 	general.SortFlags = false
@@ -77,11 +76,11 @@ func RunHelp(w io.Writer, fs *pflag.FlagSet, reg *config.Registry, simPrefix str
 	})
 	GeneralFlags(w, general, simPrefix)
 	for _, l := range plugins {
-		sub := owned[l.Name]
+		sub := owned[l.Name()]
 		if sub == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.Kind), l.Name, l.Summary)
+		fmt.Fprintf(w, "\n%s %s — %s:\n", capitalize(l.Kind()), l.Name(), l.Summary())
 		fmt.Fprint(w, sub.FlagUsagesWrapped(100))
 	}
 	fmt.Fprint(w, RunHelpFooter)
@@ -126,4 +125,29 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// RunHelpAll prints lmbench run's help when no workload is named: the
+// general flags (fs), then every workload's that described itself, or
+// that none was found (searched: where). A workload whose options do not
+// register is logged and passed over.
+func RunHelpAll(w io.Writer, fs *pflag.FlagSet, simPrefix string, workloads []bench.Described, found int, searched []string, log zerolog.Logger) {
+	fmt.Fprintln(w, RunUsage)
+	GeneralFlags(w, fs, simPrefix)
+	for _, d := range workloads {
+		reg := config.NewRegistry()
+		if _, err := reg.AddPlugin(d.Name, d.Prefix, d.Options); err != nil {
+			log.Warn().Err(err).Msg("skipping plugin")
+			continue
+		}
+		wfs := pflag.NewFlagSet(d.Name, pflag.ContinueOnError)
+		wfs.SortFlags = false
+		reg.RegisterFlags(wfs, nil)
+		fmt.Fprintf(w, "\nWorkload %s — %s:\n", d.Name, d.Summary)
+		fmt.Fprint(w, wfs.FlagUsagesWrapped(100))
+	}
+	if found == 0 {
+		fmt.Fprintf(w, "\nNo workload plugins found (searched %s).\n", strings.Join(searched, ", "))
+	}
+	fmt.Fprint(w, RunHelpFooter)
 }
