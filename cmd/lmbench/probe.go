@@ -20,6 +20,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Kind, "engine-kind", "auto", "The engine's kind, instead of asking it.")
 	fs.StringVar(&f.MetricsURL, "metrics-url", "", "Its Prometheus metrics (default: the engine's /metrics).")
 	fs.BoolVar(&f.json, "json", false, "Print the report as JSON.")
+	fs.SortFlags = true // its help lists them by name
 }
 
 // cmdProbe is lmbench probe (core/bench's Probe).
