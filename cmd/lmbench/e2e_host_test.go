@@ -22,7 +22,8 @@ import (
 	"github.com/lmbench/lmbench/core/record"
 )
 
-// lmbenchIn runs the built binary in dir (its default output directory).
+// lmbenchIn runs the built binary in dir (where its default output
+// directory, lmbench-results/, goes).
 func lmbenchIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "lmbench"), args...)
@@ -199,10 +200,12 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 	if n := len(eng.requests()); n != 3 {
 		t.Errorf("the replay sent %d requests, want the file's 3", n)
 	}
-	if rows := readCSV(t, filepath.Join(work, "bench_results.csv")); len(rows) != 4 {
+	// Each run writes into a directory of its own, lmbench-results/latest.
+	latest := filepath.Join(work, "lmbench-results", "latest")
+	if rows := readCSV(t, filepath.Join(latest, "bench_results.csv")); len(rows) != 4 {
 		t.Errorf("the replay's CSV has %d rows, want header + 3", len(rows))
 	}
-	if run := readJournal(t, filepath.Join(work, record.JournalName)).Run; run.Workload != "random-prefill" {
+	if run := readJournal(t, filepath.Join(latest, record.JournalName)).Run; run.Workload != "random-prefill" {
 		t.Errorf("the replay ran workload %q", run.Workload)
 	}
 
@@ -216,7 +219,7 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 	if n := len(eng.requests()); n != 6 {
 		t.Errorf("the engine saw %d requests, want 3 more", n-3)
 	}
-	if rows := readCSV(t, filepath.Join(elsewhere, "bench_results.csv")); len(rows) != 4 {
+	if rows := readCSV(t, filepath.Join(elsewhere, "lmbench-results", "latest", "bench_results.csv")); len(rows) != 4 {
 		t.Errorf("CSV has %d rows, want header + 3", len(rows))
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/abort"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
@@ -107,6 +107,11 @@ type Plan struct {
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}
+	// NewDir says Report.OutputDir is a new directory of lmbench's
+	// choosing (made here, linked from config.Latest beside it);
+	// Overwrite that the run it holds, if any, is replaced: its files are
+	// removed first. Without either, a directory holding a run is refused.
+	NewDir, Overwrite bool
 	// RequestedRate is the workload's declared rate (0: none), recorded
 	// in the journal for the summary's achieved-vs-requested figures;
 	// MaxConcurrency caps requests in flight (0: no cap).
@@ -227,8 +232,8 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 		}
 		x.res.RunID, x.run.ID, x.run.Shard = sh.RunID, sh.RunID, &sh
 	}
-	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
-		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
+	if err := makeOutputDir(p); err != nil {
+		return nil, err
 	}
 	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), x.run)
 	if err != nil {
@@ -337,6 +342,17 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	}
 	report.Terminal(p.Stdout, p.Report, rep, res.Final)
 	x.writeJSON(summary)
+	fmt.Fprintf(p.Stdout, "Files: %s\n", x.filesLine())
+}
+
+// filesLine says where the run's files are: its directory, and the link
+// to it when lmbench chose it.
+func (x *execution) filesLine() string {
+	dir := x.p.Report.OutputDir
+	if x.p.NewDir {
+		return fmt.Sprintf("%s (also %s)", dir, filepath.Join(filepath.Dir(dir), config.Latest))
+	}
+	return dir
 }
 
 // summarize computes the final numbers, the overhead certificate and the
@@ -401,6 +417,10 @@ func (x *execution) writeFiles(summary *record.Summary) {
 			x.p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
 		}
 	}
+	summary.Files = runFiles(x.p.Report.OutputDir, res.Files)
+	if x.p.Report.ExportJSON {
+		summary.Files = append(summary.Files, SummaryName)
+	}
 	if err := x.keep.close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
 	}
@@ -411,7 +431,7 @@ func (x *execution) writeJSON(summary record.Summary) {
 	if !x.p.Report.ExportJSON {
 		return
 	}
-	path := filepath.Join(x.p.Report.OutputDir, "bench_summary.json")
+	path := filepath.Join(x.p.Report.OutputDir, SummaryName)
 	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
 		return

@@ -29,6 +29,12 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	if r.Spec, err = config.Build(r.Values); err != nil {
 		return nil, err
 	}
+	if r.Flags.ExportConfig == "" && r.sweep == nil {
+		// A directory holding a run is refused before anything is contacted.
+		if err := bench.CheckOutput(&r.Spec.Output); err != nil {
+			return nil, err
+		}
+	}
 	if r.shard, err = partOf(r.Spec.Shard); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,9 @@ func Run(ctx context.Context, cfg Config, run Runner) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.OutputDir == "" {
+		cfg.OutputDir = "." // a sweep's default: its points' directories here
+	}
 	if err := os.MkdirAll(cfg.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", cfg.OutputDir, err)
 	}
