@@ -94,6 +94,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: %s (%d rows)\n", res.Name, f.Path, f.Rows)
 		}
 	}
+	if out.Summary != "" {
+		fmt.Fprintf(stdout, "summary: %s\n", out.Summary)
+	}
 	return errors.Join(errs...)
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // SummaryName is the JSON summary's file name in a run's output directory.
-const SummaryName = "bench_summary.json"
+const SummaryName = record.SummaryName
 
 // Where a run's summary came from.
 const (

@@ -419,7 +419,7 @@ func (x *execution) writeFiles(summary *record.Summary) {
 	}
 	summary.Files = runFiles(x.p.Report.OutputDir, res.Files)
 	if x.p.Report.ExportJSON {
-		summary.Files = append(summary.Files, SummaryName)
+		summary.Files = append(summary.Files, record.SummaryName)
 	}
 	if err := x.keep.close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
@@ -431,7 +431,7 @@ func (x *execution) writeJSON(summary record.Summary) {
 	if !x.p.Report.ExportJSON {
 		return
 	}
-	path := filepath.Join(x.p.Report.OutputDir, SummaryName)
+	path := filepath.Join(x.p.Report.OutputDir, record.SummaryName)
 	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
 		return

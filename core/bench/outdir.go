@@ -16,19 +16,16 @@ import (
 	"github.com/lmbench/lmbench/core/record"
 )
 
-// SummaryName is bench_summary.json's name inside the output directory,
-// and ReportName report.html's (lmbench run --report).
-const (
-	SummaryName = "bench_summary.json"
-	ReportName  = "report.html"
-)
+// ReportName is report.html's name inside the output directory (lmbench
+// run --report).
+const ReportName = "report.html"
 
 // runMarkers are the files that make a directory hold a run; ownFiles
 // are the files a run may leave whatever its exporters (the exporters'
 // are named in the journal's summary line).
 var (
-	runMarkers = []string{record.JournalName, SummaryName}
-	ownFiles   = []string{record.JournalName, SummaryName, ReportName, enginemetrics.FileName}
+	runMarkers = []string{record.JournalName, record.SummaryName}
+	ownFiles   = []string{record.JournalName, record.SummaryName, ReportName, enginemetrics.FileName}
 )
 
 // CheckOutput is the output directory's check before anything is

@@ -63,7 +63,7 @@ func TestOutputDirHoldingARunIsRefusedUnlessOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, dir)
-	for _, name := range []string{record.JournalName, SummaryName, "custom.csv"} {
+	for _, name := range []string{record.JournalName, record.SummaryName, "custom.csv"} {
 		if _, ok := before[name]; !ok {
 			t.Fatalf("the first run left no %s: %v", name, before)
 		}

@@ -16,8 +16,12 @@ import (
 	"time"
 )
 
-// JournalName is the journal's file name inside the output directory.
-const JournalName = "bench_journal.jsonl"
+// JournalName is the journal's file name inside the output directory,
+// SummaryName bench_summary.json's (--json).
+const (
+	JournalName = "bench_journal.jsonl"
+	SummaryName = "bench_summary.json"
+)
 
 // JournalVersion is the version this lmbench writes (in the first line).
 // Version 1 journals (lmbench 0.1, protobuf JSON) are still read.
