@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/lmbench/lmbench/core/bench"
@@ -166,7 +167,11 @@ func (x *Run) entries() []config.Entry {
 // a sweep's options too, and returns the command that replays it. A sharded run then leaves the
 // barrier: it will not start.
 func (x *Run) ExportConfig(path string) (replay string, err error) {
-	entries, cmd := x.entries(), "run"
+	var names []string
+	for _, e := range x.Exporters {
+		names = append(names, e.Name())
+	}
+	entries, cmd := append(x.entries(), x.Spec.OutputEntries(names...)...), "run"
 	if x.sweep != nil {
 		entries, cmd = append(entries, x.sweep.Entries()...), "sweep"
 	}
@@ -175,9 +180,16 @@ func (x *Run) ExportConfig(path string) (replay string, err error) {
 	if err != nil {
 		return "", err
 	}
+	// The file holds the workload (by path too) and the output options;
+	// the exporters are flags, which a file cannot hold.
 	replay = "lmbench " + cmd + " --engine-url " + ShellQuote(config.RedactURL(x.Spec.Engine.Typed))
-	if x.Workload.ByPath {
-		replay += " --workload-plugin " + ShellQuote(x.Workload.Path)
+	for i, n := range x.Flags.Exporters {
+		if !slices.Contains(x.Flags.Exporters[:i], n) {
+			replay += " --exporter " + ShellQuote(n)
+		}
+	}
+	for _, p := range x.Flags.ExporterPlugins {
+		replay += " --exporter-plugin " + ShellQuote(p)
 	}
 	return replay + " --config " + ShellQuote(path), nil
 }
