@@ -99,3 +99,24 @@ func TestRunsNeverOverwriteEachOther(t *testing.T) {
 		t.Errorf("the CSV has %d rows, want header + the new run's 3", len(rows))
 	}
 }
+
+// bench_summary.json's config holds the workload's options as the
+// workload resolved them, as docs/plugins.md says, beside lmbench's own.
+func TestSummaryConfigHoldsTheWorkloadsOptions(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	eng := newFakeEngine(t)
+	out := filepath.Join(t.TempDir(), "run")
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "2",
+		"--rp-request-length", "10", "--tokens-per-gb-kvcache", "1000", "--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	cfg, _ := readJSONFile(t, filepath.Join(out, record.SummaryName))["config"].(map[string]any)
+	if cfg["rp_num_requests"] != 2.0 || cfg["rp_request_length"] != 10.0 {
+		t.Errorf("summary config %v: want rp_num_requests 2 and rp_request_length 10", cfg)
+	}
+	if _, ok := cfg["tokens_per_gb_kvcache"]; !ok {
+		t.Errorf("summary config %v lost lmbench's own keys", cfg)
+	}
+}
