@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,6 +157,10 @@ type Result struct {
 	// Err is the first error (the abort, workload, journal or exporter);
 	// the summary and files are still written when it is set.
 	Err error
+	// FilesFailed says a result file may be incomplete: the journal, an
+	// exporter or the JSON summary failed (lmbench export rebuilds the
+	// files from the journal).
+	FilesFailed bool
 }
 
 // NewRunID returns a sortable, unique run id.
@@ -325,6 +330,10 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	// The final numbers come from the journal: the run kept no samples.
 	if err := keep.flush(); err != nil {
 		res.Err = errors.Join(res.Err, err)
+		res.FilesFailed = true
+	}
+	if keep.failed != nil {
+		res.FilesFailed = true
 	}
 	res.JournalPath = x.journal.Path()
 	if keep.fb != nil {
@@ -411,6 +420,7 @@ func (x *execution) writeFiles(summary *record.Summary) {
 	for _, r := range x.fan.Finish(*summary, 60*time.Second) {
 		if r.Err != nil {
 			res.Err = errors.Join(res.Err, r.Err)
+			res.FilesFailed = true
 		}
 		for _, f := range r.Files {
 			res.Files = append(res.Files, f.Path)
@@ -423,6 +433,7 @@ func (x *execution) writeFiles(summary *record.Summary) {
 	}
 	if err := x.keep.close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
+		res.FilesFailed = true
 	}
 }
 
@@ -434,6 +445,7 @@ func (x *execution) writeJSON(summary record.Summary) {
 	path := filepath.Join(x.p.Report.OutputDir, record.SummaryName)
 	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
+		x.res.FilesFailed = true
 		return
 	}
 	x.res.Files = append(x.res.Files, path)
@@ -742,4 +754,38 @@ func chunkOffsetsUs(times []time.Duration) []int64 {
 		out[i] = d.Microseconds()
 	}
 	return out
+}
+
+// Others are the errors of the run besides why it was aborted: its Err
+// without the abort's cause, and without an error the abort's reason
+// already states (a workload's failure is the reason of its abort).
+func (r *Result) Others() []error {
+	var a error
+	reason := ""
+	if r.Abort != nil {
+		a, reason = r.Abort, r.Abort.Reason
+	}
+	var out []error
+	for _, err := range leaves(r.Err) {
+		if (a != nil && errors.Is(err, a)) || (reason != "" && strings.Contains(reason, err.Error())) {
+			continue
+		}
+		out = append(out, err)
+	}
+	return out
+}
+
+// leaves are the errors err joins, each join unwrapped.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

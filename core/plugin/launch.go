@@ -242,16 +242,19 @@ func (c *Client) Pid() int {
 }
 
 // Wrap turns an RPC error into one that says which plugin failed and, if it
-// died, quotes the end of its stderr (the panic) instead of a raw gRPC error.
+// died, quotes the first line of the end of its stderr (the panic; the
+// log has every line) instead of a raw gRPC error.
 func (c *Client) Wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable || c.Exited() {
 		time.Sleep(50 * time.Millisecond) // let the stderr reader catch the last lines
+		// The stderr lines are in the log already (plugin=NAME): the
+		// error quotes the first, the panic's, so its stack shows once.
 		tail := c.stderr.String()
-		if tail != "" {
-			tail = "; its last stderr lines:\n" + indent(tail)
+		if first, _, _ := strings.Cut(strings.TrimSpace(tail), "\n"); first != "" {
+			tail = fmt.Sprintf(": %s (its stderr, logged above with plugin=%s, has the rest)", first, *c.logName.Load())
 		}
 		return fmt.Errorf("%s plugin %s (%s) crashed or exited during %s%s", c.Kind, c.Name, c.Path, op, tail)
 	}
