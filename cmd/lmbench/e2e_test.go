@@ -482,6 +482,15 @@ func TestVersionMismatch(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, bin) || !strings.Contains(r.stderr, "protocol v99") || !strings.Contains(r.stderr, "speaks v1") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	// The clear message alone: not go-plugin's error that the process
+	// lmbench killed has exited.
+	if strings.Contains(r.stderr, `"level":"error"`) || strings.Contains(r.stderr, "plugin process exited") {
+		t.Errorf("an error-level log line comes before the message:\n%s", r.stderr)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.Contains(string(out), "protocol v99.") {
+		t.Errorf("%s version = %q (%v), want it to name protocol v99", bin, out, err)
+	}
 }
 
 func TestFailedRequestsExitOne(t *testing.T) {

@@ -360,6 +360,21 @@ func newNamedHCLogger(log zerolog.Logger, name *atomic.Pointer[string]) hclog.Lo
 	return l
 }
 
+// killedExit says go-plugin is logging the exit of a process killed by
+// SIGKILL: lmbench's own doing (a failed handshake, the end of a run),
+// whose error says what went wrong; a plugin that crashes exits otherwise.
+func killedExit(msg string, args []any) bool {
+	if msg != "plugin process exited" {
+		return false
+	}
+	for _, a := range args {
+		if fmt.Sprint(a) == "signal: killed" {
+			return true
+		}
+	}
+	return false
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -372,7 +387,7 @@ type sink struct {
 func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 	// go-plugin's own lifecycle messages come from the root logger; lines
 	// the plugin logged come from a child named after the binary.
-	if name == "plugin" && level < hclog.Error {
+	if name == "plugin" && (level < hclog.Error || killedExit(msg, args)) {
 		level = hclog.Debug
 	}
 	var ev *zerolog.Event
