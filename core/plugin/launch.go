@@ -54,17 +54,25 @@ type Client struct {
 	// logName is the name plugin log lines carry; SetName updates it
 	// while the plugin may already be logging.
 	logName atomic.Pointer[string]
+	cmd     *exec.Cmd
+	log     zerolog.Logger
 }
+
+// KillWait is how long Kill waits for a plugin to exit before it kills
+// the plugin's whole process group: children a wrapper script started
+// keep its pipes open, and go-plugin waits for them.
+var KillWait = 5 * time.Second
 
 // Launch starts the plugin binary at path and completes the handshake.
 // The returned client must be Killed.
 func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
-	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40)}
+	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40), log: log}
 	first := c.Name // a copy: SetName rewrites c.Name while logs may be read
 	c.logName.Store(&first)
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(log.GetLevel())
 	withDeathSignal(cmd)
+	c.cmd = cmd
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(protocol.Major),
 		VersionedPlugins: wire.HostPlugins(),
@@ -227,8 +235,22 @@ func (c *Client) Exited() bool { return c.gp != nil && c.gp.Exited() }
 // waits for it. Safe to call more than once.
 func (c *Client) Kill() {
 	c.once.Do(func() {
-		if c.gp != nil {
-			c.gp.Kill()
+		if c.gp == nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() { c.gp.Kill(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(KillWait):
+			c.log.Warn().Str("plugin", c.Name).Str("path", c.Path).
+				Msgf("%s plugin %s did not exit within %v of being stopped (a process it started still holds its output open?): killing its process group", c.Kind, c.Name, KillWait)
+		}
+		killGroup(c.cmd) // what it started too: a wrapper script's children
+		select {
+		case <-done:
+		case <-time.After(KillWait):
+			c.log.Error().Str("plugin", c.Name).Str("path", c.Path).Msgf("%s plugin %s: its processes did not exit even when killed; leaving them", c.Kind, c.Name)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -595,5 +596,41 @@ func TestRealPluginServices(t *testing.T) {
 	}
 	if kind := e.OtherKind(err); kind != protocol.WorkloadKind {
 		t.Errorf("OtherKind(%v) = %q, want workload", err, kind)
+	}
+}
+
+// A wrapper script that starts the plugin as its child (no exec) and never
+// completes the handshake: Launch gives up after StartTimeout with the
+// handshake message, and the child, which holds the plugin's output open,
+// is killed with its process group instead of hanging the host.
+func TestLaunchOfAWrapperThatForks(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups and /proc: Linux")
+	}
+	path := script(t, t.TempDir(), "lmbench-workload-wrapper", "sleep 9871\n")
+	done := make(chan error, 1)
+	go func() {
+		c, err := Launch("workload", path, zerolog.Nop())
+		if err == nil {
+			c.Kill()
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(StartTimeout + 4*KillWait): // a hang, not a slow machine
+		t.Fatal("Launch of a forking wrapper did not return")
+	}
+	if err == nil || !strings.Contains(err.Error(), path+" is not a working lmbench workload plugin") ||
+		!strings.Contains(err.Error(), "did not complete the plugin handshake") {
+		t.Fatalf("Launch = %v, want the handshake failure naming %s", err, path)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, _ := os.ReadFile(p); string(b) == "sleep\x009871\x00" {
+			t.Errorf("the wrapper's child %s outlived Launch", filepath.Dir(p))
+		}
 	}
 }
