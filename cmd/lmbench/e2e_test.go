@@ -366,12 +366,13 @@ func TestHostKilledLeavesJournalAndNoOrphans(t *testing.T) {
 	if len(recs) < 5 || sent-len(recs) > 4 {
 		t.Errorf("journal has %d records, the engine saw %d requests", len(recs), sent)
 	}
-	// The parent-death signal: no plugin outlives the host by a second.
+	// The parent-death signal (and the SDK's watchdog, a poll a second):
+	// no plugin outlives the host; 5 s tells that from a busy machine.
 	died := time.Now()
 	for _, pid := range plugins {
 		for alive(pid) {
-			if time.Since(died) > time.Second {
-				t.Fatalf("plugin %d still alive 1s after the host was killed", pid)
+			if time.Since(died) > 5*time.Second {
+				t.Fatalf("plugin %d still alive 5s after the host was killed", pid)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
