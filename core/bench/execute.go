@@ -351,7 +351,11 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	}
 	report.Terminal(p.Stdout, p.Report, rep, res.Final)
 	x.writeJSON(summary)
-	fmt.Fprintf(p.Stdout, "Files: %s\n", x.filesLine())
+	// Last, where it does not scroll away: what ran, the point, the files.
+	fmt.Fprintln(p.Stdout)
+	for _, l := range report.Headline(p.Report, rep, res.Final, x.filesLine()) {
+		fmt.Fprintln(p.Stdout, l)
+	}
 }
 
 // filesLine says where the run's files are: its directory, and the link
