@@ -141,8 +141,12 @@ func (c *Client) startError(err error) error {
 		if tail != "" {
 			tail = "; its stderr ended with:\n" + indent(tail)
 		}
+		why := firstLine(msg)
+		if strings.TrimSpace(strings.TrimPrefix(why, "Unrecognized remote plugin message:")) == "" {
+			why = "it wrote nothing on stdout, where a plugin's first line is its handshake, and exited or closed it"
+		}
 		return fmt.Errorf("%s is not a working lmbench %s plugin (protocol %v): it did not complete the plugin handshake (%s)%s",
-			c.Path, c.Kind, majors(), firstLine(msg), tail)
+			c.Path, c.Kind, majors(), why, tail)
 	}
 	return fmt.Errorf("%s plugin %s: %w", c.Kind, c.Path, err)
 }

@@ -340,15 +340,27 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 			not: []string{"loading config"},
 		},
 		{
+			name: "lmbench-workload-silent", // /bin/true: exits at once, nothing on stdout
+			body: "exit 0\n",
+			want: []string{"is not a working lmbench workload plugin", "it wrote nothing on stdout, where a plugin's first line is its handshake"},
+			not:  []string{"message: )"},
+		},
+		{
 			name: "lmbench-workload-chatty",
 			body: "echo 'Usage: chatty [flags]'\nexec sleep 30\n",
 			want: []string{"is not a working lmbench workload plugin", "Unrecognized remote plugin message: Usage: chatty [flags]"},
 		},
 	}
+	// Every script written before any starts: a file open for writing
+	// while another test forks is "text file busy" to exec.
+	paths := map[string]string{}
+	for _, tt := range tests {
+		paths[tt.name] = script(t, dir, tt.name, tt.body)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := script(t, dir, tt.name, tt.body)
+			path := paths[tt.name]
 			c, err := Launch("workload", path, zerolog.Nop())
 			if err == nil {
 				c.Kill()
@@ -612,6 +624,11 @@ func TestLaunchOfAWrapperThatForks(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		c, err := Launch("workload", path, zerolog.Nop())
+		for i := 0; i < 3 && err != nil && strings.Contains(err.Error(), "text file busy"); i++ {
+			// Another test forked while the script was open for writing.
+			time.Sleep(100 * time.Millisecond)
+			c, err = Launch("workload", path, zerolog.Nop())
+		}
 		if err == nil {
 			c.Kill()
 		}
