@@ -81,7 +81,7 @@ proto-check: proto ## fail if the generated code differs from what is committed
 demo: build ## run a real benchmark end to end on the built-in engine
 	$(BIN)/lmbench run --engine-url builtin --workload long-doc-qa \
 		--tokens-per-gb-kvcache 8192 --kv-cache-volume 1 --ldqa-document-length 2000 \
-		--exporter parquet --no-interactive --json --output-dir demo-out
+		--exporter parquet --no-interactive --json --output-dir demo-out --overwrite
 
 bench: tokenizer-fixtures ## Go benchmarks (hot paths), 5 repetitions each
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 work

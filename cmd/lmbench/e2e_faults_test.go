@@ -217,8 +217,11 @@ func checkEngineDeathAborts(t *testing.T, url string, die func()) {
 	code := exitCode(cmd.Wait())
 	took := time.Since(killed)
 	t.Logf("lmbench ended %v after the engine was killed", took)
-	if took > 10*time.Second {
-		t.Errorf("lmbench ran on for %v after the engine died, want at most 10s", took)
+	// The abort policy stops it within seconds (refused connections in a
+	// row, the health probe 3 x 2 s); the limit only tells a stop from a
+	// hang, with room for a busy machine.
+	if took > 30*time.Second {
+		t.Errorf("lmbench ran on for %v after the engine died, want it stopped by the abort policy", took)
 	}
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
@@ -374,8 +377,8 @@ func TestSecondInterruptFilesAgreeWithJournal(t *testing.T) {
 	}
 	for _, pid := range plugins {
 		for alive(pid) {
-			if time.Since(exited) > time.Second {
-				t.Fatalf("plugin %d still alive 1s after lmbench exited", pid)
+			if time.Since(exited) > 5*time.Second { // a hang, not a slow machine
+				t.Fatalf("plugin %d still alive 5s after lmbench exited", pid)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

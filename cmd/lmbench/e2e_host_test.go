@@ -22,7 +22,8 @@ import (
 	"github.com/lmbench/lmbench/core/record"
 )
 
-// lmbenchIn runs the built binary in dir (its default output directory).
+// lmbenchIn runs the built binary in dir (where its default output
+// directory, lmbench-results/, goes).
 func lmbenchIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "lmbench"), args...)
@@ -161,7 +162,8 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 	abs := filepath.Join(work, "plugins", "myprefill")
 	copyFile(t, filepath.Join(binDir, "lmbench-workload-random-prefill"), abs)
 	r := lmbenchIn(t, work, nil, "run", "--engine-url", eng.srv.URL, "--workload-plugin", "plugins/myprefill",
-		"--rp-num-requests", "3", "--rp-request-length", "10", "--tokens-per-gb-kvcache", "1000", "--export-config", "run.json")
+		"--rp-num-requests", "3", "--rp-request-length", "10", "--tokens-per-gb-kvcache", "1000", "--export-config", "run.json",
+		"--json", "--exporter", "parquet", "--parquet-file", "replay.parquet")
 	if r.code != exitOK {
 		t.Fatalf("export: exit %d\n%s", r.code, r.stderr)
 	}
@@ -175,6 +177,9 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 	if w, ok := got["workload"]; ok {
 		t.Errorf("exported workload = %v as well: the file would name the workload twice", w)
 	}
+	if got["json"] != true || got["parquet_file"] != "replay.parquet" {
+		t.Errorf("exported json = %v, parquet_file = %v: the replay would not write the same files", got["json"], got["parquet_file"])
+	}
 	if got["rp_num_requests"] != 3.0 || got["model"] != "fake-model" {
 		t.Errorf("exported %v", got)
 	}
@@ -185,7 +190,9 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 			replay = rest
 		}
 	}
-	want := "lmbench run --engine-url " + eng.srv.URL + " --workload-plugin " + abs + " --config run.json"
+	// The file names the workload: the command repeats only what a file
+	// cannot hold, the exporters.
+	want := "lmbench run --engine-url " + eng.srv.URL + " --exporter parquet --config run.json"
 	if replay != want {
 		t.Fatalf("replay command %q, want %q\nstdout:\n%s", replay, want, r.stdout)
 	}
@@ -199,24 +206,31 @@ func TestExportConfigWorkloadPluginReplays(t *testing.T) {
 	if n := len(eng.requests()); n != 3 {
 		t.Errorf("the replay sent %d requests, want the file's 3", n)
 	}
-	if rows := readCSV(t, filepath.Join(work, "bench_results.csv")); len(rows) != 4 {
+	// Each run writes into a directory of its own, lmbench-results/latest.
+	latest := filepath.Join(work, "lmbench-results", "latest")
+	if rows := readCSV(t, filepath.Join(latest, "bench_results.csv")); len(rows) != 4 {
 		t.Errorf("the replay's CSV has %d rows, want header + 3", len(rows))
 	}
-	if run := readJournal(t, filepath.Join(work, record.JournalName)).Run; run.Workload != "random-prefill" {
+	for _, name := range []string{"replay.parquet", record.SummaryName} {
+		if _, err := os.Stat(filepath.Join(latest, name)); err != nil {
+			t.Errorf("the replay wrote no %s: %v", name, err)
+		}
+	}
+	if run := readJournal(t, filepath.Join(latest, record.JournalName)).Run; run.Workload != "random-prefill" {
 		t.Errorf("the replay ran workload %q", run.Workload)
 	}
 
 	// The file alone (its absolute workload_plugin), from another directory.
 	elsewhere := t.TempDir()
 	r = lmbenchIn(t, elsewhere, nil, "run", "--engine-url", eng.srv.URL, "--config", filepath.Join(work, "run.json"),
-		"--no-interactive", "-q")
+		"--exporter", "parquet", "--no-interactive", "-q")
 	if r.code != exitOK {
 		t.Fatalf("run from the file elsewhere: exit %d\n%s", r.code, r.stderr)
 	}
 	if n := len(eng.requests()); n != 6 {
 		t.Errorf("the engine saw %d requests, want 3 more", n-3)
 	}
-	if rows := readCSV(t, filepath.Join(elsewhere, "bench_results.csv")); len(rows) != 4 {
+	if rows := readCSV(t, filepath.Join(elsewhere, "lmbench-results", "latest", "bench_results.csv")); len(rows) != 4 {
 		t.Errorf("CSV has %d rows, want header + 3", len(rows))
 	}
 }

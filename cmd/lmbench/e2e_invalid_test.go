@@ -39,6 +39,11 @@ func TestInvalidRequestSameErrorInSdktestAndHost(t *testing.T) {
 			if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
 				t.Fatalf("host: exit %d, want 1 and %q in stderr:\n%s", r.code, tc.want, r.stderr)
 			}
+			// Said once, and the files, which were all written, are not
+			// said to be incomplete.
+			if n := strings.Count(r.stderr, tc.want); n != 1 || strings.Contains(r.stderr, "may be incomplete") {
+				t.Errorf("host: the error printed %d times, or the files said incomplete:\n%s", n, r.stderr)
+			}
 			if reqs := eng.requests(); len(reqs) != 1 || !strings.Contains(promptOf(reqs[0]), "a valid question") {
 				t.Errorf("the engine got %d requests, want the valid one only", len(reqs))
 			}
@@ -46,5 +51,27 @@ func TestInvalidRequestSameErrorInSdktestAndHost(t *testing.T) {
 				t.Errorf("bench_results.csv: %v, want the valid request's row", rows)
 			}
 		})
+	}
+}
+
+// A workload whose Step panics: the run is aborted naming the plugin and
+// the panic, its stack shows once (in the log), and the files, all
+// written, are not said to be incomplete.
+func TestWorkloadPanicIsReportedOnce(t *testing.T) {
+	needBinaries(t)
+	t.Parallel()
+	bin := buildPlugin(t, "badplugin", filepath.Join(t.TempDir(), "lmbench-workload-bad"))
+	eng := newFakeEngine(t)
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload-plugin", bin, "--bad-mode", "panic",
+		"--tokens-per-gb-kvcache", "1000", "--no-interactive", "-q", "--output-dir", t.TempDir())
+	want := "workload plugin bad (" + bin + ") crashed or exited during Step: panic: badworkload: Step panics on purpose"
+	if r.code != exitFailed || !strings.Contains(r.stderr, "lmbench: run aborted: workload failed: measure phase: step: "+want) {
+		t.Fatalf("exit %d, want 1 and %q:\n%s", r.code, want, r.stderr)
+	}
+	if n := strings.Count(r.stderr+r.stdout, "[running]:"); n != 1 {
+		t.Errorf("the stack shows %d times, want once:\n%s", n, r.stderr)
+	}
+	if strings.Contains(r.stderr, "lmbench: also:") || strings.Contains(r.stderr, "may be incomplete") {
+		t.Errorf("the abort repeats itself or calls complete files incomplete:\n%s", r.stderr)
 	}
 }

@@ -192,10 +192,11 @@ func TestSweepKilledKeepsFinishedPoints(t *testing.T) {
 }
 
 // The ladder stops at the first point that breaks the SLO, and the search
-// bisects between the last point that met it and that one. The engine's
-// time to first token grows with the prompt, 2 ms a word, so with a
-// 250 ms TTFT limit prompts of request length 80 (72 words) meet it, 160
-// (152 words) break it, and 120 (112 words, 224 ms) meets it.
+// bisects between the last point that met it and that one. The engine
+// answers prompts of up to 130 words at once and longer ones after 2 s,
+// so with a 1 s TTFT limit (margins no busy machine eats) request length
+// 80 (72 words) meets it, 160 (152 words) breaks it, and the search's 120
+// (112 words) meets it.
 func TestSweepStopsAtTheSLOAndSearches(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
@@ -210,7 +211,9 @@ func TestSweepStopsAtTheSLOAndSearches(t *testing.T) {
 		}
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
-		time.Sleep(time.Duration(len(strings.Fields(promptOf(body)))) * 2 * time.Millisecond)
+		if len(strings.Fields(promptOf(body))) > 130 {
+			time.Sleep(2 * time.Second)
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n")
 	}))
@@ -218,7 +221,7 @@ func TestSweepStopsAtTheSLOAndSearches(t *testing.T) {
 	out := t.TempDir()
 	res := lmbench(t, nil, "sweep", "--engine-url", srv.URL, "--workload", "random-prefill", "--rp-num-requests", "4",
 		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "-q", "--output-dir", out,
-		"--slo", "ttft:250", "--sweep", "rp_request_length=20,40,80,160,320", "--sweep-search", "--sweep-search-steps", "1")
+		"--slo", "ttft:1000", "--sweep", "rp_request_length=20,40,80,160,320", "--sweep-search", "--sweep-search-steps", "1")
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
@@ -269,7 +272,9 @@ func TestSweepErrors(t *testing.T) {
 
 // The ladder stops at the first point that saturates: with one request in
 // flight at a time and 20 ms answers, at most about 50 req/s go out, so
-// 100 req/s is the first point below 90% of its requested rate.
+// 1,000 req/s is the first point below 90% of its requested rate (5 and
+// 10 req/s leave each request 100 ms or more: margins a busy machine
+// does not eat).
 func TestSweepStopsAtSaturation(t *testing.T) {
 	t.Parallel()
 	needBinaries(t)
@@ -277,7 +282,7 @@ func TestSweepStopsAtSaturation(t *testing.T) {
 	out := t.TempDir()
 	res := lmbench(t, nil, "sweep", "--engine-url", e.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "20",
 		"--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1", "-q", "--output-dir", out,
-		"--max-concurrency", "1", "--sweep", "rp_rate=10,20,100,200")
+		"--max-concurrency", "1", "--sweep", "rp_rate=5,10,1000,2000")
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
@@ -286,13 +291,13 @@ func TestSweepStopsAtSaturation(t *testing.T) {
 	for _, p := range s.Points {
 		got = append(got, fmt.Sprintf("%s saturated=%v", sweep.FormatValue(p.Value), p.Saturated))
 	}
-	if want := []string{"10 saturated=false", "20 saturated=false", "100 saturated=true"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"5 saturated=false", "10 saturated=false", "1000 saturated=true"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("points %v, want %v", got, want)
 	}
 	if s.StoppedBy == nil || !strings.Contains(*s.StoppedBy, "point 3 saturated") || !s.Complete {
 		t.Errorf("stopped by %v, complete %v; want point 3 saturating, a complete sweep", s.StoppedBy, s.Complete)
 	}
-	if _, err := os.Stat(filepath.Join(out, "point-04_rp_rate=200")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(out, "point-04_rp_rate=2000")); !os.IsNotExist(err) {
 		t.Errorf("point 4 ran after the stop: %v", err)
 	}
 }

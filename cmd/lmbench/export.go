@@ -60,6 +60,9 @@ func cmdExport(c *cli, args []string) error {
 		errs = append(errs, res.Err)
 	}
 	printResults(c.stdout, out.Results)
+	if out.Summary != "" {
+		fmt.Fprintf(c.stdout, "summary: %s\n", out.Summary)
+	}
 	return errors.Join(errs...)
 }
 

@@ -49,6 +49,9 @@ type Comparison struct {
 	// ConfigDiff lists the configuration keys whose values differ
 	// ("key: A's → B's"), output_dir aside.
 	ConfigDiff []string
+	// SameRun: A and B are one run (the same run id), read twice: every
+	// difference is zero by construction, not a finding.
+	SameRun bool
 }
 
 // Row is one metric of a comparison. A figure that is not defined
@@ -85,6 +88,7 @@ func Compare(a, b *Run, opt Options) Comparison {
 	sa, sb := newSample(a), newSample(b)
 	c := Comparison{A: a, B: b, Seed: opt.Seed, Resamples: resamples(opt.Resamples, sa.work()+sb.work())}
 	c.ConfigDiff = configDiff(a, b)
+	c.SameRun = a.Header.ID != "" && a.Header.ID == b.Header.ID
 	var buf []float64
 	for _, m := range Headline {
 		va, vb := sa.value(m, nil, nil, &buf), sb.value(m, nil, nil, &buf)

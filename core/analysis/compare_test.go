@@ -80,6 +80,20 @@ func TestCompareRunWithItself(t *testing.T) {
 			t.Errorf("%s: marked beyond noise", r.Metric.Key)
 		}
 	}
+	// Said, in the text too: the zeros are by construction.
+	if !c.SameRun {
+		t.Errorf("SameRun false for a run compared with itself")
+	}
+	var text strings.Builder
+	if err := WriteComparisons(&text, []*Run{a, a}, []Comparison{c}, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "A and B are the same run (run id "+a.Header.ID+")") {
+		t.Errorf("the comparison does not say the runs are one:\n%s", text.String())
+	}
+	if Compare(a, craftRun(t, "w", 42, spread, 2), Options{}).SameRun {
+		t.Errorf("SameRun for two runs")
+	}
 	if c.Pairing == nil {
 		t.Fatalf("not paired: %s", c.PairNote)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // SummaryName is the JSON summary's file name in a run's output directory.
-const SummaryName = "bench_summary.json"
+const SummaryName = record.SummaryName
 
 // Where a run's summary came from.
 const (
@@ -126,7 +126,7 @@ func computeSummary(header record.Run, recs []record.Record) []byte {
 	f := b.Final(config.ReadRecorded(header.Config).Percentiles)
 	return report.SummaryJSON(
 		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles,
-			Sim: report.SimSettings(header.Config)},
+			Sim: report.SimSettings(header.Config), Options: report.WorkloadSettings(header.Config, config.IsRunKey)},
 		report.Run{ID: header.ID, Version: header.Version, Interrupted: true, HasSchedule: b.HasDispatchLag()}, f)
 }
 

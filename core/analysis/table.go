@@ -36,6 +36,9 @@ func WriteComparisons(w io.Writer, runs []*Run, comps []Comparison, opt TextOpti
 	for ci, c := range comps {
 		a, b := "A", Letter(ci+1)
 		fmt.Fprintf(ew, "\n== %s against %s ==\n", b, a)
+		if c.SameRun {
+			fmt.Fprintf(ew, "Note: %s and %s are the same run (run id %s): every difference below is zero by construction\n", a, b, c.A.Header.ID)
+		}
 		switch {
 		case len(c.ConfigDiff) == 0 && (c.A.recordsSim() || c.B.recordsSim()):
 			fmt.Fprintln(ew, "Configuration differences: none")

@@ -82,7 +82,8 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 			KVCacheVolumeGB: s.KVCacheVolumeGB, TokensPerGB: p.TokensPerGB, Seed: s.Seed,
 			OutputDir: s.Output.Dir, ExportCSV: s.Output.CSV, ExportJSON: s.Output.JSON, Quiet: s.Output.Quiet,
 			Tokenizer: p.Tokenizer, Percentiles: s.Percentiles, Sim: report.SimSettings(b.Config),
-			Sizing: p.sizing(),
+			Sizing:  p.sizing(),
+			Options: report.WorkloadSettings(b.Config, config.IsRunKey),
 		},
 		Config: b.Config, Version: b.Version, Planned: int(p.Configured.PlannedRequests),
 		Log: b.Log, Stdout: b.Stdout, Progress: b.Progress, ProgressEvery: b.ProgressEvery, DrainTimeout: s.Drain,
@@ -92,6 +93,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		Abort: b.abortPolicy(), Hurry: b.Hurry,
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
+		NewDir: s.Output.Auto, Overwrite: s.Output.Overwrite,
 	}
 }
 

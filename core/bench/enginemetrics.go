@@ -190,8 +190,10 @@ func enginePhase(p enginemetrics.PhaseStats, engine string) report.EnginePhase {
 			enginemetrics.SGLangQueue, enginemetrics.SGLangTokenUsage, enginemetrics.SGLangTTFT,
 			enginemetrics.SGLangITL, enginemetrics.SGLangE2E}
 	}
+	// A peak needs a sample inside the phase: a phase shorter than
+	// --metrics-interval has only its boundaries', which miss it (n/a).
 	gaugeMax := func(key string) float64 {
-		if g, ok := p.Gauges[key]; ok {
+		if g, ok := p.Gauges[key]; ok && g.Inside > 0 {
 			return g.Max
 		}
 		return math.NaN()

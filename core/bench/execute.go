@@ -10,8 +10,8 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/abort"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
@@ -107,6 +108,11 @@ type Plan struct {
 	// Hurry, once closed, cancels the requests in flight, as a drain
 	// timeout does (a second Ctrl-C); the files are written as usual.
 	Hurry <-chan struct{}
+	// NewDir says Report.OutputDir is a new directory of lmbench's
+	// choosing (made here, linked from config.Latest beside it);
+	// Overwrite that the run it holds, if any, is replaced: its files are
+	// removed first. Without either, a directory holding a run is refused.
+	NewDir, Overwrite bool
 	// RequestedRate is the workload's declared rate (0: none), recorded
 	// in the journal for the summary's achieved-vs-requested figures;
 	// MaxConcurrency caps requests in flight (0: no cap).
@@ -151,6 +157,10 @@ type Result struct {
 	// Err is the first error (the abort, workload, journal or exporter);
 	// the summary and files are still written when it is set.
 	Err error
+	// FilesFailed says a result file may be incomplete: the journal, an
+	// exporter or the JSON summary failed (lmbench export rebuilds the
+	// files from the journal).
+	FilesFailed bool
 }
 
 // NewRunID returns a sortable, unique run id.
@@ -227,8 +237,8 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 		}
 		x.res.RunID, x.run.ID, x.run.Shard = sh.RunID, sh.RunID, &sh
 	}
-	if err := os.MkdirAll(p.Report.OutputDir, 0o755); err != nil {
-		return nil, fmt.Errorf("--output-dir %s: %w", p.Report.OutputDir, err)
+	if err := makeOutputDir(p); err != nil {
+		return nil, err
 	}
 	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), x.run)
 	if err != nil {
@@ -320,6 +330,10 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	// The final numbers come from the journal: the run kept no samples.
 	if err := keep.flush(); err != nil {
 		res.Err = errors.Join(res.Err, err)
+		res.FilesFailed = true
+	}
+	if keep.failed != nil {
+		res.FilesFailed = true
 	}
 	res.JournalPath = x.journal.Path()
 	if keep.fb != nil {
@@ -337,6 +351,21 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	}
 	report.Terminal(p.Stdout, p.Report, rep, res.Final)
 	x.writeJSON(summary)
+	// Last, where it does not scroll away: what ran, the point, the files.
+	fmt.Fprintln(p.Stdout)
+	for _, l := range report.Headline(p.Report, rep, res.Final, x.filesLine()) {
+		fmt.Fprintln(p.Stdout, l)
+	}
+}
+
+// filesLine says where the run's files are: its directory, and the link
+// to it when lmbench chose it.
+func (x *execution) filesLine() string {
+	dir := x.p.Report.OutputDir
+	if x.p.NewDir {
+		return fmt.Sprintf("%s (also %s)", dir, filepath.Join(filepath.Dir(dir), config.Latest))
+	}
+	return dir
 }
 
 // summarize computes the final numbers, the overhead certificate and the
@@ -395,14 +424,20 @@ func (x *execution) writeFiles(summary *record.Summary) {
 	for _, r := range x.fan.Finish(*summary, 60*time.Second) {
 		if r.Err != nil {
 			res.Err = errors.Join(res.Err, r.Err)
+			res.FilesFailed = true
 		}
 		for _, f := range r.Files {
 			res.Files = append(res.Files, f.Path)
 			x.p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
 		}
 	}
+	summary.Files = runFiles(x.p.Report.OutputDir, res.Files)
+	if x.p.Report.ExportJSON {
+		summary.Files = append(summary.Files, record.SummaryName)
+	}
 	if err := x.keep.close(summary); err != nil {
 		res.Err = errors.Join(res.Err, err)
+		res.FilesFailed = true
 	}
 }
 
@@ -411,9 +446,10 @@ func (x *execution) writeJSON(summary record.Summary) {
 	if !x.p.Report.ExportJSON {
 		return
 	}
-	path := filepath.Join(x.p.Report.OutputDir, "bench_summary.json")
+	path := filepath.Join(x.p.Report.OutputDir, record.SummaryName)
 	if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
 		x.res.Err = errors.Join(x.res.Err, fmt.Errorf("JSON summary: %w", err))
+		x.res.FilesFailed = true
 		return
 	}
 	x.res.Files = append(x.res.Files, path)
@@ -722,4 +758,38 @@ func chunkOffsetsUs(times []time.Duration) []int64 {
 		out[i] = d.Microseconds()
 	}
 	return out
+}
+
+// Others are the errors of the run besides why it was aborted: its Err
+// without the abort's cause, and without an error the abort's reason
+// already states (a workload's failure is the reason of its abort).
+func (r *Result) Others() []error {
+	var a error
+	reason := ""
+	if r.Abort != nil {
+		a, reason = r.Abort, r.Abort.Reason
+	}
+	var out []error
+	for _, err := range leaves(r.Err) {
+		if (a != nil && errors.Is(err, a)) || (reason != "" && strings.Contains(reason, err.Error())) {
+			continue
+		}
+		out = append(out, err)
+	}
+	return out
+}
+
+// leaves are the errors err joins, each join unwrapped.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

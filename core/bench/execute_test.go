@@ -32,6 +32,8 @@ import (
 type fakeExporter struct {
 	configure func(opts protocol.Values, run record.Run) (protocol.Configured, error)
 	writeErr  error
+	// writes, when set, is a file Finish writes into the output directory.
+	writes string
 
 	mu      sync.Mutex
 	opts    protocol.Values
@@ -71,6 +73,10 @@ func (f *fakeExporter) Finish(_ context.Context, s record.Summary) ([]export.Fil
 	defer f.mu.Unlock()
 	f.events = append(f.events, "finish")
 	f.summary = &s
+	if f.writes != "" {
+		path := filepath.Join(f.run.OutputDir, f.writes)
+		return []export.File{{Path: path, Rows: int64(len(f.records))}}, os.WriteFile(path, []byte(s.RunID), 0o644)
+	}
 	return []export.File{{Path: "/out/fake.csv", Rows: int64(len(f.records))}}, nil
 }
 

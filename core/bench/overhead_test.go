@@ -64,7 +64,9 @@ func TestExecuteCertifiesTheClient(t *testing.T) {
 			if !strings.Contains(stdout.String(), " Client overhead ") || !strings.Contains(text, o.Text()) {
 				t.Errorf("terminal lacks the section or the verdict %q:\n%s", o.Text(), stdout)
 			}
-			if tt.saturated && (!strings.Contains(text, "WARNING: the client was saturated (") || !strings.Contains(text, "dispatch lag p99 4")) {
+			// The lag is at least the reported 40 ms, more on a busy
+			// machine: the text is the certificate's, whatever it measured.
+			if tt.saturated && (!strings.Contains(text, "WARNING: the client was saturated (") || !strings.Contains(text, "dispatch lag p99 ")) {
 				t.Errorf("terminal lacks the warning:\n%s", stdout)
 			}
 			b, err := os.ReadFile(filepath.Join(p.Report.OutputDir, "bench_summary.json"))

@@ -14,9 +14,14 @@ import (
 // cannot use one (it lacks the capability), else tokenize.Resolve's.
 func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log zerolog.Logger) (protocol.TokenCounter, error) {
 	if !s.Workload.Caps.Has(protocol.Tokenizer) {
-		if s.Tokenizer != "" && s.Tokenizer != tokenize.Words {
-			log.Warn().Msgf("%s %s: workload %s does not take a tokenizer (protocol minor %d); its lengths are in whitespace words",
-				origin, s.Tokenizer, s.Workload.Name(), s.Workload.Desc.Info.ProtocolMinor)
+		// auto does what it can: silent. A tokenizer asked for by name
+		// is not used, which the person who asked should hear, plainly.
+		switch s.Tokenizer {
+		case "", tokenize.Auto, tokenize.Words:
+			log.Debug().Msgf("workload %s counts its prompt lengths itself, in whitespace words (it takes no tokenizer)", s.Workload.Name())
+		default:
+			log.Warn().Msgf("%s %s is not used: workload %s counts its prompt lengths itself, in whitespace words, not in the model's tokens",
+				origin, s.Tokenizer, s.Workload.Name())
 		}
 		p.Tokenizer = tokenize.Words
 		return nil, nil

@@ -153,7 +153,8 @@ func TestToolCallsThroughTheHost(t *testing.T) {
 			tr := dispatch.New(ctx, snd, nil)
 			defer tr.Close()
 			wl := &toolCallWorkload{req: req}
-			res, err := runloop.Run(ctx, runloop.Config[dispatch.Measured]{Workload: wl, Transport: tr, Plugin: "tools", WantsText: tt.wantsText})
+			res, err := runloop.Run(ctx, runloop.Config[dispatch.Measured]{Workload: wl, Transport: tr, Plugin: "tools", WantsText: tt.wantsText,
+				Capabilities: protocol.Capabilities{protocol.ToolCalls}})
 			if err != nil || res.Interrupted {
 				t.Fatalf("Run = %+v, %v", res, err)
 			}

@@ -115,3 +115,25 @@ func (v *Values) PluginOrigin(prefix string) func(option string) string {
 		return v.Origin(strings.ReplaceAll(prefix+"_"+name, "-", "_"))
 	}
 }
+
+// OutputEntries are the output options the user set and those of the
+// named exporters, which --export-config writes beside Entries so a
+// replay writes the same files: never recorded in a journal (a shard's
+// directory is its own, and its configuration must match the other
+// shards').
+func (s *Spec) OutputEntries(exporters ...string) []Entry {
+	var out []Entry
+	for _, k := range []string{KeyOutputDir, KeyJSON, keyNoCSV} {
+		if s.values.UserSet(k) {
+			out = append(out, Entry{Key: k, Value: s.values.Get(k)})
+		}
+	}
+	for _, e := range exporters {
+		for _, o := range s.values.reg.Owned(e) {
+			if s.values.UserSet(o.Key) {
+				out = append(out, Entry{Key: o.Key, Value: s.values.Get(o.Key)})
+			}
+		}
+	}
+	return out
+}

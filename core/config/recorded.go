@@ -2,6 +2,8 @@ package config
 
 import (
 	"encoding/json"
+	"strings"
+	"sync"
 
 	"github.com/lmbench/lmbench/core/stats"
 )
@@ -83,3 +85,24 @@ const (
 	keyTokenizer      = "tokenizer"
 	keySeed           = "seed"
 )
+
+// runKeys are the config keys of lmbench run's own options (and the keys
+// it tolerates), built once.
+var runKeys = sync.OnceValue(func() map[string]bool {
+	r := NewRunRegistry()
+	keys := map[string]bool{}
+	for k := range r.byKey {
+		keys[k] = true
+	}
+	for k := range r.tolerated {
+		keys[k] = true
+	}
+	return keys
+})
+
+// IsRunKey says whether key is one of lmbench run's own options' keys (or
+// the built-in engine's, SimKeyPrefix), not a plugin's: the rest of a
+// recorded configuration is the workload's options.
+func IsRunKey(key string) bool {
+	return runKeys()[key] || strings.HasPrefix(key, SimKeyPrefix)
+}

@@ -35,6 +35,7 @@ const (
 	KeyKVVolume       = "kv_cache_volume"
 	KeyTokensPerGB    = "tokens_per_gb_kvcache"
 	KeyOutputDir      = "output_dir"
+	keyOverwrite      = "overwrite"
 	keyNoCSV          = "no_csv"
 	KeyJSON           = "json"
 	keyQuiet          = "quiet"
@@ -159,8 +160,10 @@ func generalOptions() []Option {
 		{Key: KeyKVVolume, Type: tFloat, Default: 100.0, Label: "KV cache volume (GB)", Group: GeneralGroup,
 			Help: "Target active KV cache in GB."},
 		{Key: keySeed, Type: tInt, Default: int64(42), Label: "Random seed", Group: GeneralGroup, Help: "Random seed."},
-		{Key: KeyOutputDir, Type: tString, Default: ".", Label: "Output directory", Group: GeneralGroup,
-			Help: "Directory for output files."},
+		{Key: KeyOutputDir, Type: tString, Label: "Output directory", Group: GeneralGroup,
+			Help: "Directory for the run's files. Default: a new directory per run, lmbench-results/<UTC time>-<workload>, which lmbench-results/latest links to (a sharded run's default is the working directory). A directory that holds a run is refused unless --overwrite."},
+		{Key: keyOverwrite, Type: tBool, Default: false, Label: "Overwrite an earlier run", Group: GeneralGroup, Advanced: true,
+			Help: "Let the run write into an --output-dir that holds an earlier run: every file of that run is removed first."},
 		{Key: keyNoCSV, Type: tBool, Default: false, Label: "Skip CSV export", Group: GeneralGroup, Advanced: true,
 			Help: "Skip CSV export."},
 		{Key: KeyJSON, Type: tBool, Default: false, Label: "Export JSON summary", Group: GeneralGroup, Aliases: []string{"export_json"},

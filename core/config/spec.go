@@ -72,10 +72,20 @@ type Address struct {
 
 // Output is where and what a run writes.
 type Output struct {
-	Dir   string
-	CSV   bool // the csv exporter (--no-csv turns it off)
-	JSON  bool // bench_summary.json
-	Quiet bool // no progress display
+	// Dir is where the run's files go: --output-dir, or by default a new
+	// directory per run under ResultsRoot (Auto); a sharded run's default
+	// stays ".", the layout its merge reads. Origin names the option.
+	Dir, Origin string
+	// Auto says Dir is lmbench's choice: a directory of its own for this
+	// run, which ResultsRoot's Latest link then points to.
+	Auto bool
+	// Overwrite lets the run replace the run Dir holds (--overwrite),
+	// removing the old run's files first; without it such a directory is
+	// refused before anything is contacted.
+	Overwrite bool
+	CSV       bool // the csv exporter (--no-csv turns it off)
+	JSON      bool // bench_summary.json
+	Quiet     bool // no progress display
 }
 
 // Limits are the request limits and the abort policy.
@@ -125,7 +135,7 @@ type Cache struct {
 // the value came from, what it was and what is expected.
 func Build(v *Values) (*Spec, error) {
 	s := &Spec{values: v}
-	for _, step := range []func(*Values) error{s.general, s.metrics, s.limits, s.load, s.shards, s.engine} {
+	for _, step := range []func(*Values) error{s.general, s.metrics, s.limits, s.load, s.shards, s.output, s.engine} {
 		if err := step(v); err != nil {
 			return nil, err
 		}
@@ -155,7 +165,6 @@ func (s *Spec) general(v *Values) error {
 	s.TokensPerGB, s.HasTokensPerGB, s.TokensOrigin = v.Int(KeyTokensPerGB), v.Has(KeyTokensPerGB), v.Origin(KeyTokensPerGB)
 	s.Seed = v.Int(keySeed)
 	s.Tokenizer, s.TokenizerOrigin = v.String(keyTokenizer), v.Origin(keyTokenizer)
-	s.Output = ReadOutput(v)
 	s.Drain = v.Duration(keyDrain)
 	s.LogLevel, s.LogFormat = v.String(KeyLogLevel), v.String(KeyLogFormat)
 	return nil
@@ -287,8 +296,10 @@ func ReadLoad(v *Values) (Load, error) {
 
 // ReadOutput reads the output options alone (also before the rest can
 // be checked: the first pass learns from it whether csv is an exporter).
+// Dir is "" when --output-dir was not given (Build then picks one).
 func ReadOutput(v *Values) Output {
-	return Output{Dir: v.String(KeyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet)}
+	return Output{Dir: v.String(KeyOutputDir), Origin: v.Origin(KeyOutputDir), Overwrite: v.Bool(keyOverwrite),
+		CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet)}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among

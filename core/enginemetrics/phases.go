@@ -43,6 +43,10 @@ func (s Sample) OK() bool { return s.Err == "" }
 type GaugeStats struct {
 	N              int
 	Min, Mean, Max float64
+	// Inside counts the samples taken inside the phase (every
+	// --metrics-interval), not at its boundaries: with none, Max is not a
+	// peak (at a boundary the engine is idle, or nearly).
+	Inside int
 }
 
 // PhaseStats are a phase's figures from the engine's metrics. A figure
@@ -182,6 +186,9 @@ func gaugeOver(samples []Sample, key string, in func(Sample) bool) (GaugeStats, 
 		}
 		sum += v
 		g.N++
+		if s.Point == PointInterval {
+			g.Inside++
+		}
 	}
 	if g.N == 0 {
 		return g, false

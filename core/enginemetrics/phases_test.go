@@ -54,10 +54,10 @@ func TestPhases(t *testing.T) {
 	if !math.IsNaN(m.Counter(VLLMPreemptions)) {
 		t.Errorf("preemptions missing at the start: %v, want NaN", m.Counter(VLLMPreemptions))
 	}
-	if diff := cmp.Diff(GaugeStats{N: 4, Min: 0, Mean: 2.5, Max: 8}, m.Gauges[VLLMRunning]); diff != "" {
+	if diff := cmp.Diff(GaugeStats{N: 4, Min: 0, Mean: 2.5, Max: 8, Inside: 2}, m.Gauges[VLLMRunning]); diff != "" {
 		t.Errorf("measure running (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(GaugeStats{N: 3, Min: 0, Mean: 4.0 / 3, Max: 4}, w.Gauges[VLLMRunning]); diff != "" {
+	if diff := cmp.Diff(GaugeStats{N: 3, Min: 0, Mean: 4.0 / 3, Max: 4, Inside: 1}, w.Gauges[VLLMRunning]); diff != "" {
 		t.Errorf("warmup running (-want +got):\n%s", diff)
 	}
 	want := Hist{Bounds: []float64{0.1, 1}, Cum: []float64{3, 6}, Count: 6, Sum: 3}

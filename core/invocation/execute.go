@@ -2,7 +2,6 @@ package invocation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -152,45 +151,25 @@ func (x *Run) put(ctx context.Context, stdout io.Writer) error {
 }
 
 // aborted says why lmbench stopped the run, what else went wrong, and
-// where every finished request is. When a result file could not be
-// written (a full disk fails the exporters too), it says how to rebuild
-// the files from the journal.
+// where every finished request is. Only when a result file could not be
+// written (a full disk fails the exporters too) does it say how to
+// rebuild the files from the journal.
 func aborted(res *bench.Result) []string {
 	why := "the run was stopped"
-	var stop error
 	if res.Abort != nil {
-		why, stop = res.Abort.Reason, res.Abort
+		why = res.Abort.Reason
 	}
 	out := []string{"run aborted: " + why}
-	others := otherErrors(res.Err, stop)
-	for _, err := range others {
+	for _, err := range res.Others() {
 		out = append(out, fmt.Sprintf("also: %v", err))
 	}
 	switch {
 	case res.JournalPath == "":
-	case len(others) == 0:
+	case !res.FilesFailed:
 		out = append(out, "the results so far are written; every finished request is in "+res.JournalPath)
 	default:
 		out = append(out, "every finished request is in "+res.JournalPath,
 			"the result files may be incomplete; rebuild them with:\n  lmbench export --journal "+ShellQuote(res.JournalPath)+" --output-dir DIR")
 	}
 	return out
-}
-
-// otherErrors are the errors err joins besides the abort's cause a.
-func otherErrors(err, a error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, otherErrors(e, a)...)
-		}
-		return out
-	}
-	if a != nil && errors.Is(err, a) {
-		return nil
-	}
-	return []error{err}
 }

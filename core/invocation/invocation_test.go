@@ -78,7 +78,13 @@ func TestAbortedNotes(t *testing.T) {
 			"run aborted: 20 connections refused in a row",
 			"the results so far are written; every finished request is in out/j.jsonl",
 		}},
-		{"with a file failed", bench.Result{Abort: cause, Err: errors.Join(cause, disk), JournalPath: "my out/j.jsonl"}, []string{
+		// The workload's failure is the abort's reason: said once.
+		{"workload failed", bench.Result{Abort: &abort.Cause{Title: "workload failed", Reason: "workload failed: " + disk.Error()},
+			Err: disk, JournalPath: "out/j.jsonl"}, []string{
+			"run aborted: workload failed: csv: no space left on device",
+			"the results so far are written; every finished request is in out/j.jsonl",
+		}},
+		{"with a file failed", bench.Result{Abort: cause, Err: errors.Join(cause, disk), FilesFailed: true, JournalPath: "my out/j.jsonl"}, []string{
 			"run aborted: 20 connections refused in a row",
 			"also: csv: no space left on device",
 			"every finished request is in my out/j.jsonl",

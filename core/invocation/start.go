@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/lmbench/lmbench/core/bench"
@@ -27,6 +28,12 @@ type Run struct {
 func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	if r.Spec, err = config.Build(r.Values); err != nil {
 		return nil, err
+	}
+	if r.Flags.ExportConfig == "" && r.sweep == nil {
+		// A directory holding a run is refused before anything is contacted.
+		if err := bench.CheckOutput(&r.Spec.Output); err != nil {
+			return nil, err
+		}
 	}
 	if r.shard, err = shard.FromSpec(r.Spec.Shard); err != nil {
 		return nil, err
@@ -115,7 +122,11 @@ func (x *Run) entries() []config.Entry {
 // a sweep's options too, and returns the command that replays it. A sharded run then leaves the
 // barrier: it will not start.
 func (x *Run) ExportConfig(path string) (replay string, err error) {
-	entries, cmd := x.entries(), "run"
+	var names []string
+	for _, e := range x.Exporters {
+		names = append(names, e.Name())
+	}
+	entries, cmd := append(x.entries(), x.Spec.OutputEntries(names...)...), "run"
 	if x.sweep != nil {
 		entries, cmd = append(entries, x.sweep.Entries()...), "sweep"
 	}
@@ -124,9 +135,16 @@ func (x *Run) ExportConfig(path string) (replay string, err error) {
 	if err != nil {
 		return "", err
 	}
+	// The file holds the workload (by path too) and the output options;
+	// the exporters are flags, which a file cannot hold.
 	replay = "lmbench " + cmd + " --engine-url " + ShellQuote(config.RedactURL(x.Spec.Engine.Typed))
-	if x.Workload.ByPath {
-		replay += " --workload-plugin " + ShellQuote(x.Workload.Path)
+	for i, n := range x.Flags.Exporters {
+		if !slices.Contains(x.Flags.Exporters[:i], n) {
+			replay += " --exporter " + ShellQuote(n)
+		}
+	}
+	for _, p := range x.Flags.ExporterPlugins {
+		replay += " --exporter-plugin " + ShellQuote(p)
 	}
 	return replay + " --config " + ShellQuote(path), nil
 }

@@ -415,5 +415,6 @@ func mergedReportConfig(summaryJSON json.RawMessage, run record.Run, outDir stri
 	c := doc.Config
 	return report.Config{EngineURL: c.EngineURL, Model: run.Model, Workload: run.Workload, KVCacheVolumeGB: c.KVGB,
 		TokensPerGB: c.TokensPerGB, Seed: c.Seed, OutputDir: outDir, ExportCSV: c.ExportCSV, ExportJSON: true,
-		Quiet: true, Percentiles: pcts, Tokenizer: config.ReadRecorded(run.Config).Tokenizer, Sim: report.SimSettings(run.Config)}
+		Quiet: true, Percentiles: pcts, Tokenizer: config.ReadRecorded(run.Config).Tokenizer, Sim: report.SimSettings(run.Config),
+		Options: report.WorkloadSettings(run.Config, config.IsRunKey)}
 }

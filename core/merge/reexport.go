@@ -30,7 +30,14 @@ type Reexported struct {
 	// Computed: the journal had no summary (the run was killed); the one
 	// exporters got was computed from its records and marked interrupted.
 	Computed bool
-	Results  []export.Result
+	// Unreadable counts the journal's lines left out: a last line cut
+	// short by a host killed mid-write (0 or 1; any other malformed line
+	// fails the export).
+	Unreadable int
+	// Summary is the bench_summary.json written beside the files ("": the
+	// journal's summary had no content, a version 1 journal's).
+	Summary string
+	Results []export.Result
 }
 
 // Run re-exports: every record of the journal goes to every exporter,
@@ -39,6 +46,12 @@ func (r Reexport) Run(ctx context.Context) (*Reexported, error) {
 	c, summary, computed, err := ReadJournal(r.Journal)
 	if err != nil {
 		return nil, fmt.Errorf("--journal: %w", err)
+	}
+	unreadable := 0
+	if c.Torn {
+		unreadable = 1
+		r.Log.Warn().Str("journal", r.Journal).Int("unreadable_lines", unreadable).
+			Msg("the journal's last line is cut short (the run was killed while writing it): 1 line unreadable, left out")
 	}
 	if computed {
 		r.Log.Warn().Str("journal", r.Journal).Msg("the journal has no summary (the run did not finish): the summary is computed from its records and marked interrupted")
@@ -56,7 +69,17 @@ func (r Reexport) Run(ctx context.Context) (*Reexported, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Reexported{Run: c.Run, Records: len(c.Records), Computed: computed, Results: results}
+	// bench_summary.json says what the files say: the run's own summary,
+	// or the computed one marked interrupted (never an older file's).
+	var path string
+	if len(summary.JSON) > 0 {
+		path = filepath.Join(outDir, record.SummaryName)
+		if err := record.WriteFileAtomic(path, summary.JSON); err != nil {
+			return nil, fmt.Errorf("JSON summary: %w", err)
+		}
+	}
+	out := &Reexported{Run: c.Run, Records: len(c.Records), Computed: computed, Unreadable: unreadable,
+		Summary: path, Results: results}
 	r.Log.Info().Int("records", len(c.Records)).Str("run_id", c.Run.ID).Msg("journal exported")
 	return out, nil
 }

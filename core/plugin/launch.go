@@ -54,17 +54,25 @@ type Client struct {
 	// logName is the name plugin log lines carry; SetName updates it
 	// while the plugin may already be logging.
 	logName atomic.Pointer[string]
+	cmd     *exec.Cmd
+	log     zerolog.Logger
 }
+
+// KillWait is how long Kill waits for a plugin to exit before it kills
+// the plugin's whole process group: children a wrapper script started
+// keep its pipes open, and go-plugin waits for them.
+var KillWait = 5 * time.Second
 
 // Launch starts the plugin binary at path and completes the handshake.
 // The returned client must be Killed.
 func Launch(kind, path string, log zerolog.Logger) (*Client, error) {
-	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40)}
+	c := &Client{Kind: kind, Path: path, Name: baseName(path), stderr: newRing(40), log: log}
 	first := c.Name // a copy: SetName rewrites c.Name while logs may be read
 	c.logName.Store(&first)
 	cmd := exec.Command(path)
 	cmd.Env = pluginEnv(log.GetLevel())
 	withDeathSignal(cmd)
+	c.cmd = cmd
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(protocol.Major),
 		VersionedPlugins: wire.HostPlugins(),
@@ -133,8 +141,12 @@ func (c *Client) startError(err error) error {
 		if tail != "" {
 			tail = "; its stderr ended with:\n" + indent(tail)
 		}
+		why := firstLine(msg)
+		if strings.TrimSpace(strings.TrimPrefix(why, "Unrecognized remote plugin message:")) == "" {
+			why = "it wrote nothing on stdout, where a plugin's first line is its handshake, and exited or closed it"
+		}
 		return fmt.Errorf("%s is not a working lmbench %s plugin (protocol %v): it did not complete the plugin handshake (%s)%s",
-			c.Path, c.Kind, majors(), firstLine(msg), tail)
+			c.Path, c.Kind, majors(), why, tail)
 	}
 	return fmt.Errorf("%s plugin %s: %w", c.Kind, c.Path, err)
 }
@@ -227,8 +239,22 @@ func (c *Client) Exited() bool { return c.gp != nil && c.gp.Exited() }
 // waits for it. Safe to call more than once.
 func (c *Client) Kill() {
 	c.once.Do(func() {
-		if c.gp != nil {
-			c.gp.Kill()
+		if c.gp == nil {
+			return
+		}
+		done := make(chan struct{})
+		go func() { c.gp.Kill(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(KillWait):
+			c.log.Warn().Str("plugin", c.Name).Str("path", c.Path).
+				Msgf("%s plugin %s did not exit within %v of being stopped (a process it started still holds its output open?): killing its process group", c.Kind, c.Name, KillWait)
+		}
+		killGroup(c.cmd) // what it started too: a wrapper script's children
+		select {
+		case <-done:
+		case <-time.After(KillWait):
+			c.log.Error().Str("plugin", c.Name).Str("path", c.Path).Msgf("%s plugin %s: its processes did not exit even when killed; leaving them", c.Kind, c.Name)
 		}
 	})
 }
@@ -242,16 +268,19 @@ func (c *Client) Pid() int {
 }
 
 // Wrap turns an RPC error into one that says which plugin failed and, if it
-// died, quotes the end of its stderr (the panic) instead of a raw gRPC error.
+// died, quotes the first line of the end of its stderr (the panic; the
+// log has every line) instead of a raw gRPC error.
 func (c *Client) Wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable || c.Exited() {
 		time.Sleep(50 * time.Millisecond) // let the stderr reader catch the last lines
+		// The stderr lines are in the log already (plugin=NAME): the
+		// error quotes the first, the panic's, so its stack shows once.
 		tail := c.stderr.String()
-		if tail != "" {
-			tail = "; its last stderr lines:\n" + indent(tail)
+		if first, _, _ := strings.Cut(strings.TrimSpace(tail), "\n"); first != "" {
+			tail = fmt.Sprintf(": %s (its stderr, logged above with plugin=%s, has the rest)", first, *c.logName.Load())
 		}
 		return fmt.Errorf("%s plugin %s (%s) crashed or exited during %s%s", c.Kind, c.Name, c.Path, op, tail)
 	}
@@ -357,6 +386,21 @@ func newNamedHCLogger(log zerolog.Logger, name *atomic.Pointer[string]) hclog.Lo
 	return l
 }
 
+// killedExit says go-plugin is logging the exit of a process killed by
+// SIGKILL: lmbench's own doing (a failed handshake, the end of a run),
+// whose error says what went wrong; a plugin that crashes exits otherwise.
+func killedExit(msg string, args []any) bool {
+	if msg != "plugin process exited" {
+		return false
+	}
+	for _, a := range args {
+		if fmt.Sprint(a) == "signal: killed" {
+			return true
+		}
+	}
+	return false
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -369,7 +413,7 @@ type sink struct {
 func (s *sink) Accept(name string, level hclog.Level, msg string, args ...any) {
 	// go-plugin's own lifecycle messages come from the root logger; lines
 	// the plugin logged come from a child named after the binary.
-	if name == "plugin" && level < hclog.Error {
+	if name == "plugin" && (level < hclog.Error || killedExit(msg, args)) {
 		level = hclog.Debug
 	}
 	var ev *zerolog.Event

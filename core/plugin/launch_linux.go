@@ -38,7 +38,17 @@ func onLaunchThread(f func()) {
 	<-done
 }
 
-// withDeathSignal makes the plugin die with the host.
+// withDeathSignal makes the plugin die with the host, in a process group
+// of its own, which killGroup kills: a wrapper script's children with it.
+// (Outside the terminal's group, it does not get the terminal's Ctrl-C
+// either: the host owns shutdown.)
 func withDeathSignal(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+}
+
+// killGroup kills the plugin's process group (gone already: nothing).
+func killGroup(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 }

@@ -9,3 +9,10 @@ import "os/exec"
 func onLaunchThread(f func()) { f() }
 
 func withDeathSignal(*exec.Cmd) {}
+
+// killGroup kills the plugin process (no process groups here).
+func killGroup(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

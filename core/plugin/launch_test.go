@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -339,15 +340,27 @@ func TestLaunchHandshakeFailures(t *testing.T) {
 			not: []string{"loading config"},
 		},
 		{
+			name: "lmbench-workload-silent", // /bin/true: exits at once, nothing on stdout
+			body: "exit 0\n",
+			want: []string{"is not a working lmbench workload plugin", "it wrote nothing on stdout, where a plugin's first line is its handshake"},
+			not:  []string{"message: )"},
+		},
+		{
 			name: "lmbench-workload-chatty",
 			body: "echo 'Usage: chatty [flags]'\nexec sleep 30\n",
 			want: []string{"is not a working lmbench workload plugin", "Unrecognized remote plugin message: Usage: chatty [flags]"},
 		},
 	}
+	// Every script written before any starts: a file open for writing
+	// while another test forks is "text file busy" to exec.
+	paths := map[string]string{}
+	for _, tt := range tests {
+		paths[tt.name] = script(t, dir, tt.name, tt.body)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := script(t, dir, tt.name, tt.body)
+			path := paths[tt.name]
 			c, err := Launch("workload", path, zerolog.Nop())
 			if err == nil {
 				c.Kill()
@@ -595,5 +608,46 @@ func TestRealPluginServices(t *testing.T) {
 	}
 	if kind := e.OtherKind(err); kind != protocol.WorkloadKind {
 		t.Errorf("OtherKind(%v) = %q, want workload", err, kind)
+	}
+}
+
+// A wrapper script that starts the plugin as its child (no exec) and never
+// completes the handshake: Launch gives up after StartTimeout with the
+// handshake message, and the child, which holds the plugin's output open,
+// is killed with its process group instead of hanging the host.
+func TestLaunchOfAWrapperThatForks(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups and /proc: Linux")
+	}
+	path := script(t, t.TempDir(), "lmbench-workload-wrapper", "sleep 9871\n")
+	done := make(chan error, 1)
+	go func() {
+		c, err := Launch("workload", path, zerolog.Nop())
+		for i := 0; i < 3 && err != nil && strings.Contains(err.Error(), "text file busy"); i++ {
+			// Another test forked while the script was open for writing.
+			time.Sleep(100 * time.Millisecond)
+			c, err = Launch("workload", path, zerolog.Nop())
+		}
+		if err == nil {
+			c.Kill()
+		}
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(StartTimeout + 4*KillWait): // a hang, not a slow machine
+		t.Fatal("Launch of a forking wrapper did not return")
+	}
+	if err == nil || !strings.Contains(err.Error(), path+" is not a working lmbench workload plugin") ||
+		!strings.Contains(err.Error(), "did not complete the plugin handshake") {
+		t.Fatalf("Launch = %v, want the handshake failure naming %s", err, path)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, _ := os.ReadFile(p); string(b) == "sleep\x009871\x00" {
+			t.Errorf("the wrapper's child %s outlived Launch", filepath.Dir(p))
+		}
 	}
 }

@@ -16,8 +16,12 @@ import (
 	"time"
 )
 
-// JournalName is the journal's file name inside the output directory.
-const JournalName = "bench_journal.jsonl"
+// JournalName is the journal's file name inside the output directory,
+// SummaryName bench_summary.json's (--json).
+const (
+	JournalName = "bench_journal.jsonl"
+	SummaryName = "bench_summary.json"
+)
 
 // JournalVersion is the version this lmbench writes (in the first line).
 // Version 1 journals (lmbench 0.1, protobuf JSON) are still read.
@@ -298,16 +302,17 @@ func toJSONRun(r Run) *jsonRun {
 // The summary travels as a string, so bench_summary.json's exact bytes
 // (indentation included) come back out.
 type jsonSummary struct {
-	RunID       string  `json:"run_id"`
-	Summary     *string `json:"summary_json"`
-	Total       int64   `json:"total_requests"`
-	Successful  int64   `json:"successful_requests"`
-	Failed      int64   `json:"failed_requests"`
-	Elapsed     float64 `json:"elapsed_s"`
-	Interrupted bool    `json:"interrupted"`
-	Status      string  `json:"status,omitempty"`
-	Reason      string  `json:"reason,omitempty"`
-	MeasureNs   int64   `json:"measure_start_unix_ns,omitempty"`
+	RunID       string   `json:"run_id"`
+	Summary     *string  `json:"summary_json"`
+	Total       int64    `json:"total_requests"`
+	Successful  int64    `json:"successful_requests"`
+	Failed      int64    `json:"failed_requests"`
+	Elapsed     float64  `json:"elapsed_s"`
+	Interrupted bool     `json:"interrupted"`
+	Status      string   `json:"status,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+	MeasureNs   int64    `json:"measure_start_unix_ns,omitempty"`
+	Files       []string `json:"files,omitempty"`
 }
 
 func toJSONSummary(s Summary) *jsonSummary {
@@ -317,7 +322,8 @@ func toJSONSummary(s Summary) *jsonSummary {
 		js = &t
 	}
 	return &jsonSummary{RunID: s.RunID, Summary: js, Total: s.Total, Successful: s.Successful, Failed: s.Failed,
-		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason, MeasureNs: unixNs(s.MeasureStart)}
+		Elapsed: s.Elapsed, Interrupted: s.Interrupted, Status: string(s.Status), Reason: s.Reason, MeasureNs: unixNs(s.MeasureStart),
+		Files: s.Files}
 }
 
 func decodeRun(version int, raw json.RawMessage) (Run, error) {
@@ -350,7 +356,7 @@ func decodeSummary(version int, raw json.RawMessage) (Summary, error) {
 	}
 	s := Summary{RunID: j.RunID, Total: j.Total, Successful: j.Successful, Failed: j.Failed,
 		Elapsed: j.Elapsed, Interrupted: j.Interrupted, Status: Status(j.Status), Reason: j.Reason,
-		MeasureStart: fromUnixNs(j.MeasureNs)}
+		MeasureStart: fromUnixNs(j.MeasureNs), Files: j.Files}
 	if j.Summary != nil {
 		if !json.Valid([]byte(*j.Summary)) {
 			return Summary{}, errors.New("summary: summary_json is not JSON")

@@ -126,4 +126,8 @@ type Summary struct {
 	// in journals written before lmbench 0.3); lmbench merge starts the
 	// merged clock at the earliest shard's.
 	MeasureStart time.Time
+	// Files are the files the run wrote beside its journal, by name
+	// inside its output directory (none in older journals): what
+	// --overwrite removes with the journal.
+	Files []string
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// from the run's recorded configuration (SimSettings); the summary's
 	// config ends with them.
 	Sim []Setting
+	// Options are the workload's options as recorded (WorkloadSettings),
+	// by config key: the summary's config holds them before Sim.
+	Options []Setting
 }
 
 // Run identifies the run and says how it ended.
@@ -405,8 +408,8 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	return []byte(b.String())
 }
 
-// configJSON is the summary's config block: the original's keys, then the
-// built-in engine's settings.
+// configJSON is the summary's config block: the original's keys, the
+// workload's options, then the built-in engine's settings.
 func configJSON(cfg Config) []kv {
 	return append([]kv{
 		{"engine_url", cfg.EngineURL},
@@ -419,7 +422,7 @@ func configJSON(cfg Config) []kv {
 		{"export_csv", cfg.ExportCSV},
 		{"export_json", cfg.ExportJSON},
 		{"quiet", cfg.Quiet},
-	}, simMembers(cfg.Sim)...)
+	}, append(members(cfg.Options), members(cfg.Sim)...)...)
 }
 
 // resultsJSON is the summary's results block: the original's figures.

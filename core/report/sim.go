@@ -23,6 +23,18 @@ type Setting struct {
 // before they were. Numbers written without a fraction are integers, as
 // the configuration writes every float with one ("8.0").
 func SimSettings(recorded []byte) []Setting {
+	return settings(recorded, func(key string) bool { return strings.HasPrefix(key, simKeyPrefix) })
+}
+
+// WorkloadSettings returns the workload's options of a run's recorded
+// configuration, in their order: every key but lmbench's own (host) and
+// the built-in engine's.
+func WorkloadSettings(recorded []byte, host func(key string) bool) []Setting {
+	return settings(recorded, func(key string) bool { return !host(key) && !strings.HasPrefix(key, simKeyPrefix) })
+}
+
+// settings returns the keys of a recorded configuration keep keeps.
+func settings(recorded []byte, keep func(key string) bool) []Setting {
 	dec := json.NewDecoder(bytes.NewReader(recorded))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -39,7 +51,7 @@ func SimSettings(recorded []byte) []Setting {
 		if err := dec.Decode(&v); err != nil {
 			return out
 		}
-		if !strings.HasPrefix(key, simKeyPrefix) {
+		if !keep(key) {
 			continue
 		}
 		if n, ok := v.(json.Number); ok {
@@ -65,8 +77,8 @@ func number(n json.Number) any {
 	return f
 }
 
-// simMembers are the settings as members of the summary's config.
-func simMembers(settings []Setting) []kv {
+// members are the settings as members of the summary's config.
+func members(settings []Setting) []kv {
 	out := make([]kv, 0, len(settings))
 	for _, s := range settings {
 		out = append(out, kv{s.Key, s.Value})

@@ -35,7 +35,8 @@ type Result struct {
 	Points []Point `json:"points"`
 	// StoppedBy is why the ladder stopped early (nil: it did not).
 	StoppedBy *string `json:"stopped_by"`
-	// Best is, after the search, the highest value that met the SLO.
+	// Best is the highest value that met the SLO without saturating, the
+	// search's points included (nil without an SLO, or when none met it).
 	Best *Point `json:"best"`
 	// Complete: the sweep ended without a failed or interrupted point.
 	Complete bool `json:"complete"`

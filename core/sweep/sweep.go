@@ -80,6 +80,9 @@ func Run(ctx context.Context, cfg Config, run Runner) (*Result, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.OutputDir == "" {
+		cfg.OutputDir = "." // a sweep's default: its points' directories here
+	}
 	if err := os.MkdirAll(cfg.OutputDir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-dir %s: %w", cfg.OutputDir, err)
 	}
@@ -89,12 +92,25 @@ func Run(ctx context.Context, cfg Config, run Runner) (*Result, error) {
 		s.res.SLO = &slo
 	}
 	if !s.ladder(ctx) {
-		s.write()
+		s.finish()
 		return s.res, nil
 	}
 	s.res.Complete = !cfg.Search || s.search(ctx)
-	s.write()
+	s.finish()
 	return s.res, s.filesErr
+}
+
+// finish records the best point (with an SLO: the highest value that met
+// it, searched or not), writes the files and prints the points' table.
+func (s *sweeper) finish() {
+	if s.cfg.SLO != "" && s.res.Best == nil {
+		if lo, _ := bracket(s.res.Points); lo != nil {
+			b := *lo
+			s.res.Best = &b
+		}
+	}
+	s.write()
+	WriteTable(s.cfg.Log, s.res)
 }
 
 // sweeper is a sweep under way.

@@ -106,8 +106,14 @@ func values(res *Result) string {
 func TestRunReadsEachPointsSummary(t *testing.T) {
 	t.Parallel()
 	res, _, log, _ := sweep(t, "rate=1,2", engine{sent: all, good: all}, func(c *Config) { c.SLO = "ttft:100" })
-	if want := "lmbench sweep: point 1: rate=1\nlmbench sweep: point 2: rate=2\n"; log != want {
-		t.Errorf("log %q, want %q", log, want)
+	if want := "lmbench sweep: point 1: rate=1\nlmbench sweep: point 2: rate=2\n"; !strings.HasPrefix(log, want) {
+		t.Errorf("log %q, want it to start %q", log, want)
+	}
+	// It ends with the points' table and the best point.
+	for _, want := range []string{"lmbench sweep: 2 points of rate", "meets SLO", "best: rate=2 (point 2, point-02_rate=2), the highest that met the SLO ttft:100"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
 	}
 	f := func(v float64) *float64 { return &v }
 	yes := true
@@ -117,8 +123,9 @@ func TestRunReadsEachPointsSummary(t *testing.T) {
 	if diff := cmp.Diff(want, res.Points[1]); diff != "" {
 		t.Errorf("point 2 (-want +got):\n%s", diff)
 	}
-	if !res.Complete || res.StoppedBy != nil || res.Best != nil || *res.SLO != "ttft:100" || res.Flag != "--rate" {
-		t.Errorf("result %+v, want complete, not stopped, SLO ttft:100, flag --rate", res)
+	// Every point met the SLO: the best is the highest, without a search.
+	if !res.Complete || res.StoppedBy != nil || res.Best == nil || res.Best.Value != 2 || *res.SLO != "ttft:100" || res.Flag != "--rate" {
+		t.Errorf("result %+v, want complete, not stopped, best 2, SLO ttft:100, flag --rate", res)
 	}
 }
 
@@ -165,7 +172,7 @@ func TestStopRules(t *testing.T) {
 			}
 			return nil
 		}}, cfg: func(c *Config) { c.SLO, c.Search = "ttft:100", true },
-			points: "1 2 1.5s", stopped: "point 2 broke the SLO: 25.0% of the requests were good (below 90.0%)"},
+			points: "1 2 1.5s", stopped: "point 2 broke the SLO: 25.0% of the requests were good (below 90.0%)", best: "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,8 +56,12 @@ func (e *RequestError) Error() string {
 type Validator struct {
 	Plugin string
 	Limits Limits
-	seed   maphash.Seed
-	seen   idSet
+	// NoToolCalls refuses tools, tool calls and tool messages: the
+	// workload did not announce the tool-calls capability, which gates
+	// them.
+	NoToolCalls bool
+	seed        maphash.Seed
+	seen        idSet
 }
 
 // Close releases what the validator holds (a temporary file, once a run
@@ -225,6 +229,16 @@ func (c *requestCheck) message(f string, m Message) error {
 	if !roles[m.Role] {
 		return c.bad(f+".role", "must be system, user, assistant, tool or developer, got %q", m.Role)
 	}
+	if c.v.NoToolCalls {
+		switch {
+		case m.Role == "tool":
+			return c.noToolCalls(f + ".role")
+		case len(m.ToolCalls) > 0:
+			return c.noToolCalls(f + ".tool_calls")
+		case m.ToolCallID != "":
+			return c.noToolCalls(f + ".tool_call_id")
+		}
+	}
 	if err := c.segments(f+".content", m.Content); err != nil {
 		return err
 	}
@@ -246,8 +260,16 @@ func (c *requestCheck) message(f string, m Message) error {
 	return nil
 }
 
+// noToolCalls refuses field: the workload did not announce tool-calls.
+func (c *requestCheck) noToolCalls(field string) error {
+	return c.bad(field, "needs the %s capability, which the workload did not announce", ToolCalls)
+}
+
 // tools checks a chat request's tools and their total size.
 func (c *requestCheck) tools() error {
+	if c.v.NoToolCalls && len(c.r.Tools) > 0 {
+		return c.noToolCalls("tools")
+	}
 	toolBytes := 0
 	for i, t := range c.r.Tools {
 		f := fmt.Sprintf("tools[%d]", i)

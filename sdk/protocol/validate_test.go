@@ -154,6 +154,31 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// Without the tool-calls capability a workload's tools, tool calls and
+// tool messages are refused by name, before anything is sent.
+func TestCheckToolCallsNeedTheCapability(t *testing.T) {
+	t.Parallel()
+	calls := []protocol.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{}`}}
+	for name, tc := range map[string]struct {
+		req   protocol.Request
+		field string
+	}{
+		"tools":        {protocol.Request{ID: "q", Messages: []protocol.Message{user(text("hi"))}, Tools: []protocol.Tool{{Name: "f"}}, MaxTokens: 1}, "tools"},
+		"tool calls":   {chat("q", user(text("hi")), protocol.Message{Role: "assistant", ToolCalls: calls}), "messages[1].tool_calls"},
+		"tool message": {chat("q", user(text("hi")), protocol.Message{Role: "tool", ToolCallID: "call_0", Content: []protocol.Segment{text("sunny")}}), "messages[1].role"},
+	} {
+		v := protocol.NewValidator("w")
+		v.NoToolCalls = true
+		err := v.Check(&tc.req, known)
+		if want := prefix + tc.field + ": needs the tool-calls capability, which the workload did not announce"; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", name, err, want)
+		}
+		if err := protocol.NewValidator("w").Check(&tc.req, known); err != nil {
+			t.Errorf("%s with the capability: %v", name, err)
+		}
+	}
+}
+
 // The limits of a Validator are its own; the host and sdktest use the defaults.
 func TestCheckSizeLimits(t *testing.T) {
 	t.Parallel()

@@ -63,6 +63,11 @@ type Sent struct {
 	IgnoreEOS  bool              `json:"ignore_eos,omitempty"` // exactly MaxTokens asked for
 	Tags       map[string]string `json:"tags,omitempty"`
 	Tools      []protocol.Tool   `json:"tools,omitempty"`
+	// ExpectedCachedTokens is the reuse the workload declared for the
+	// request (nil: none declared; the expected-reuse capability), and
+	// TargetTier the cache tier it expects the reuse from.
+	ExpectedCachedTokens *int   `json:"expected_cached_tokens,omitempty"`
+	TargetTier           string `json:"target_tier,omitempty"`
 	// Explicit: the workload set Scheduled (Request.At), so it is part of
 	// the plan; otherwise it is when the Step that returned it was due.
 	Explicit bool `json:"-"`
@@ -370,6 +375,10 @@ func (v *virtual) Send(req *runloop.Outgoing) {
 		Prompt: req.Prompt, Completion: req.Completion, MaxTokens: req.MaxTokens, IgnoreEOS: req.IgnoreEOS, Tags: req.Tags, Tools: req.Tools}
 	for _, m := range req.Messages {
 		s.Messages = append(s.Messages, Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+	}
+	if req.HasExpectedCached {
+		n := req.ExpectedCachedTokens
+		s.ExpectedCachedTokens, s.TargetTier = &n, req.TargetTier
 	}
 	v.tr.Requests = append(v.tr.Requests, s)
 	rep := v.engine(s)

@@ -14,6 +14,9 @@ package wire
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -33,8 +36,32 @@ const (
 // with it) speaks.
 var SupportedMajors = []int{protocol.Major}
 
-// SDKVersion is reported in PluginInfo.SDKVersion.
-const SDKVersion = "0.2.0"
+// SDKVersion identifies the SDK a plugin was built with (PluginInfo's
+// SDKVersion): the sdk module's version when the build records one (a
+// plugin built against a released sdk), else 0.<protocol minor>.0-devel,
+// so SDKs of different protocol revisions never report the same.
+var SDKVersion = sdkVersion(debug.ReadBuildInfo())
+
+// sdkModule is the SDK's module path.
+const sdkModule = "github.com/lmbench/lmbench/sdk"
+
+func sdkVersion(bi *debug.BuildInfo, ok bool) string {
+	if ok {
+		mods := append([]*debug.Module{&bi.Main}, bi.Deps...)
+		for _, m := range mods {
+			if m.Path != sdkModule {
+				continue
+			}
+			if m.Replace != nil {
+				m = m.Replace
+			}
+			if v := m.Version; v != "" && v != "(devel)" {
+				return strings.TrimPrefix(v, "v")
+			}
+		}
+	}
+	return fmt.Sprintf("0.%d.0-devel", protocol.Minor)
+}
 
 // Handshake returns the go-plugin handshake for protocol major v.
 func Handshake(v int) plugin.HandshakeConfig {

@@ -336,7 +336,10 @@ func (l *loop[M]) result(f *Finished[M], start time.Time) protocol.Result {
 		CachedTokens: o.CachedTokens, Finish: o.Finish.Sub(start),
 	}
 	if l.cfg.WantsText {
-		r.Text, r.ToolCalls = o.Text, o.ToolCalls
+		r.Text = o.Text
+		if l.cfg.Capabilities.Has(protocol.ToolCalls) {
+			r.ToolCalls = o.ToolCalls // the capability gates them
+		}
 	}
 	return r
 }

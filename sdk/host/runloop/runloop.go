@@ -180,6 +180,7 @@ func Run[M any](ctx context.Context, cfg Config[M]) (res Result, err error) {
 		cfg.BatchBytes = DefaultBatchBytes
 	}
 	l := &loop[M]{cfg: cfg, content: map[string]string{}, check: protocol.NewValidator(cfg.Plugin)}
+	l.check.NoToolCalls = !cfg.Capabilities.Has(protocol.ToolCalls)
 	defer l.check.Close()
 	defer func() { res.Unsent = l.unsent }()
 	for _, ph := range protocol.Phases {

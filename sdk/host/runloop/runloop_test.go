@@ -771,15 +771,20 @@ func TestFinishedInStepOrOnFinished(t *testing.T) {
 }
 
 // Results are what the transport measured, the finish as an offset in the
-// phase; text and tool calls only for a workload that wants them.
+// phase; text only for a workload that wants it, tool calls only for one
+// that also announced tool-calls (the capability gates them).
 func TestResultsAndWantsText(t *testing.T) {
 	t.Parallel()
 	calls := []protocol.ToolCall{{ID: "call_0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}
-	for _, wants := range []bool{true, false} {
-		t.Run(fmt.Sprint("WantsText=", wants), func(t *testing.T) {
+	for _, c := range []struct{ wants, tools bool }{{true, true}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("WantsText=%v,tool-calls=%v", c.wants, c.tools), func(t *testing.T) {
 			t.Parallel()
+			wants := c.wants
 			h := newHarness(t, script(nil, []protocol.StepResponse{send(wakeAt(4*ms), chat("a"), chat("f")), send(done)}))
 			h.cfg.WantsText = wants
+			if c.tools {
+				h.cfg.Capabilities = append(slices.Clone(h.cfg.Capabilities), protocol.ToolCalls)
+			}
 			h.v.answer = func(o *Outgoing) reply {
 				if o.ID == "f" {
 					return reply{after: 3 * ms, fail: "HTTP 500: engine on fire"}
@@ -792,7 +797,10 @@ func TestResultsAndWantsText(t *testing.T) {
 			a := protocol.Result{ID: "a", Phase: protocol.Measure, Success: true, TTFT: 0.001, Latency: 0.002,
 				InputTokens: 10, OutputTokens: 2, CachedTokens: 8, Finish: 2 * ms}
 			if wants {
-				a.Text, a.ToolCalls = "sunny", calls
+				a.Text = "sunny"
+			}
+			if wants && c.tools {
+				a.ToolCalls = calls
 			}
 			f := protocol.Result{ID: "f", Phase: protocol.Measure, Error: "HTTP 500: engine on fire", TTFT: -1, Latency: 0.003, Finish: 3 * ms}
 			if d := gocmp.Diff([]protocol.Result{a, f}, h.wl.heard); d != "" {

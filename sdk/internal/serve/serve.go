@@ -48,6 +48,14 @@ type Params struct {
 	Major int
 }
 
+// major is the protocol major served: protocol.Major unless overridden.
+func (p Params) major() int {
+	if p.Major != 0 {
+		return p.Major
+	}
+	return protocol.Major
+}
+
 // Main serves the plugin, or answers a subcommand when run by hand. It
 // returns the process exit code.
 func Main(p Params, args []string, stdout, stderr io.Writer) int {
@@ -68,7 +76,7 @@ func Main(p Params, args []string, stdout, stderr io.Writer) int {
 			return 0
 		case "version":
 			fmt.Fprintf(stdout, "%s %s (lmbench %s plugin, protocol v%d.%d, sdk %s)\n",
-				p.Name, p.Version, p.Kind, protocol.Major, protocol.Minor, wire.SDKVersion)
+				p.Name, p.Version, p.Kind, p.major(), protocol.Minor, wire.SDKVersion)
 			return 0
 		case "binary-name":
 			fmt.Fprintf(stdout, "lmbench-%s-%s\n", p.Kind, p.Name)
@@ -82,10 +90,7 @@ func Main(p Params, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	go watchParent(os.Getppid())
-	major := protocol.Major
-	if p.Major != 0 {
-		major = p.Major
-	}
+	major := p.major()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake(major),
 		VersionedPlugins: map[int]plugin.PluginSet{major: {p.Kind: p.Plugin}},

@@ -138,6 +138,20 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// version names the protocol major the plugin serves, not the SDK's.
+func TestVersionNamesTheMajorServed(t *testing.T) {
+	t.Parallel()
+	p := params()
+	p.Major = 99
+	var stdout, stderr bytes.Buffer
+	if code := serve.Main(p, []string{"version"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit code %d, stderr %q", code, stderr.String())
+	}
+	if want := fmt.Sprintf("protocol v99.%d,", protocol.Minor); !strings.Contains(stdout.String(), want) {
+		t.Errorf("version = %q, want it to say %s", stdout.String(), want)
+	}
+}
+
 func TestMainSubcommands(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

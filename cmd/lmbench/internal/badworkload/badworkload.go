@@ -1,5 +1,6 @@
 // Package badworkload is a workload that returns an invalid request of
-// the kind --bad-mode names, after a valid one: the tests run it through
+// the kind --bad-mode names, after a valid one (or panics, --bad-mode
+// panic): the tests run it through
 // sdktest and through the real host (testdata/badplugin) and check that
 // both refuse it with the same error.
 package badworkload
@@ -12,7 +13,7 @@ import (
 
 // Options: --bad-mode.
 type Options struct {
-	Mode string `opt:"mode" enum:"max-tokens,empty-prompt,duplicate-id,unregistered" help:"Which invalid request to return."`
+	Mode string `opt:"mode" enum:"max-tokens,empty-prompt,duplicate-id,unregistered,panic" help:"Which invalid request to return."`
 }
 
 // Definition is the workload.
@@ -32,6 +33,9 @@ func (w *bad) Step(_ context.Context, in workload.StepInput) (workload.StepOutpu
 		return workload.Done(), nil
 	}
 	w.sent = true
+	if w.o.Mode == "panic" {
+		panic("badworkload: Step panics on purpose")
+	}
 	ok := workload.Chat("ok", workload.User(workload.Text("a valid question")))
 	var broken workload.Request
 	switch w.o.Mode {
