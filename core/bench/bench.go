@@ -92,6 +92,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		Abort: b.abortPolicy(), Hurry: b.Hurry,
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
+		RecordOutputs: s.Output.RecordOutputs, ScoreKeys: w.Desc.ScoreKeys,
 	}
 }
 

@@ -115,6 +115,14 @@ type Plan struct {
 	// IgnoreEOS asks the engine for exactly max_tokens on every request
 	// (--ignore-eos), whatever the workload asks.
 	IgnoreEOS bool
+	// RecordOutputs keeps each answer's text on its record
+	// (--record-outputs): in the journal and the exporters' files.
+	// Without it the text reaches only a workload that wants it.
+	RecordOutputs bool
+	// ScoreKeys are the scores the workload gives answers (its
+	// description's); with the Scores capability the exporters get each
+	// record once its scores are in.
+	ScoreKeys []string
 	// BeforePhase, when set, holds each phase until it returns (a sharded
 	// run's barrier: the shards' measured phases start together); an
 	// error it returns (a *shard.GateError) aborts the run before the phase.
@@ -216,7 +224,7 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 	x := &execution{p: p, res: &Result{RunID: NewRunID(wallStart)}, wallStart: wallStart}
 	x.run = record.Run{
 		ID: x.res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
-		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
+		Version: p.Version, TagKeys: p.TagKeys, ScoreKeys: p.ScoreKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
 	}
 	if p.Shard != nil {
@@ -261,6 +269,7 @@ func (x *execution) observer(ctx, runCtx context.Context) *observer {
 		policy: abort.NewState(p.Abort), flog: abort.NewFailureLog(p.Log, abort.FailureLogEvery),
 		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
 		streams: &streamChecks{ignoreAll: p.IgnoreEOS, log: p.Log},
+		outputs: p.RecordOutputs, scores: newScoreHold(p),
 	}
 	if p.Tracing != nil {
 		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
@@ -325,6 +334,7 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	if keep.fb != nil {
 		res.JournalPath = keep.fb.Path()
 	}
+	obs.releaseScored(0) // an interrupted phase may not have ended
 	rep := x.summarize(obs, outcome)
 	summary := report.Summary(p.Report, rep, res.Final)
 	summary.MeasureStart = obs.wall(outcome.MeasureStart)
@@ -511,6 +521,8 @@ type observer struct {
 	cache           *cacheRun       // the engine's metrics, the cache reset and ledger
 	streams         *streamChecks   // output shorter than asked, buffered streams
 	log             zerolog.Logger
+	outputs         bool       // keep the answers' text (--record-outputs)
+	scores          *scoreHold // records waiting for their scores; nil: none wait
 
 	// The abort policy's state, failures told as they happen, and the
 	// failed warmup requests; runCtx is done once the run is stopping.
@@ -595,6 +607,7 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 		o.trace.EndPhase(o.wallTime(end))
 	}
 	o.cache.phaseEnded(ph)
+	o.releaseScored(ph)
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {
@@ -630,6 +643,9 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 		StatedPromptTokens: int64(f.Req.PromptTokens),
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
+	if o.outputs {
+		rec.OutputText = r.Text
+	}
 	o.cache.observe(rec, f.Req)
 	o.streams.observe(rec, f.Req)
 	// The journal first: once it has the record, the request is safe.
@@ -674,7 +690,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	} else {
 		o.lastSuccess.Store(rec.Finish.UnixNano()) // no clock read of its own on the hot path
 	}
-	o.fan.Add(rec)
+	o.export(rec)
 	if stop != nil {
 		return stop
 	}

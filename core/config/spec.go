@@ -76,6 +76,9 @@ type Output struct {
 	CSV   bool // the csv exporter (--no-csv turns it off)
 	JSON  bool // bench_summary.json
 	Quiet bool // no progress display
+	// RecordOutputs keeps each answer's text in the journal and the
+	// exporters' records (--record-outputs).
+	RecordOutputs bool
 }
 
 // Limits are the request limits and the abort policy.
@@ -288,7 +291,8 @@ func ReadLoad(v *Values) (Load, error) {
 // ReadOutput reads the output options alone (also before the rest can
 // be checked: the first pass learns from it whether csv is an exporter).
 func ReadOutput(v *Values) Output {
-	return Output{Dir: v.String(KeyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet)}
+	return Output{Dir: v.String(KeyOutputDir), CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet),
+		RecordOutputs: v.Bool(keyRecordOutputs)}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among
