@@ -640,7 +640,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 		FirstToken: o.wall(r.FirstToken), Finish: o.wall(r.Finish), Seq: f.Seq,
 		Chunks: int64(r.Chunks), UsageOutputTokens: int64(r.UsageOutputTokens), ChunkOffsetsUs: chunkOffsetsUs(r.ChunkTimes),
 		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
-		StatedPromptTokens: int64(f.Req.PromptTokens),
+		StatedPromptTokens: int64(f.Req.PromptTokens), TargetTier: f.Req.TargetTier,
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	if o.outputs {

@@ -55,6 +55,7 @@ var recordFields = []recordField{
 	// answer, and the reader puts them here; a journal rewritten from
 	// records (a fallback, a merge) has them in the record.
 	scoresField("scores"),
+	optionalStringField("target_tier", func(r *Record) *string { return &r.TargetTier }),
 }
 
 // recordField is one key of the record: how its value is written, and

@@ -26,8 +26,8 @@ import (
 // (docs/results-schema.md). It changes whenever a column is renamed,
 // retyped or removed, or changes meaning. Version 2 added the chunk, usage,
 // finish and from-scheduled columns; version 3 the stated prompt length
-// and the explicit-schedule flag; version 4 the answer's text and the
-// workload's scores.
+// and the explicit-schedule flag; version 4 the answer's text, the
+// workload's scores and the declared reuse tier.
 const SchemaVersion = 4
 
 // maxGroupOffsets ends a row group early once it holds this many chunk
@@ -106,6 +106,7 @@ type Row struct {
 	// gave none).
 	OutputText *string            `parquet:"output_text,optional"`
 	Scores     map[string]float64 `parquet:"scores" parquet-key:",dict"`
+	TargetTier *string            `parquet:"target_tier,optional,dict"` // the reuse the workload declared; null: none named
 }
 
 // tagColumn is a per-tag-key column.
@@ -390,7 +391,7 @@ func toRow(r *exporter.Record) Row {
 		FinishReason: stringPtr(r.FinishReason), ResponseID: stringPtr(r.ResponseID), ResponseModel: stringPtr(r.ResponseModel),
 		TPOTMs: msPtr(r.TPOT()), TTFTFromScheduledMs: msPtr(r.TTFTFromScheduled()), E2EFromScheduledMs: msPtr(r.E2EFromScheduled()),
 		ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
-		OutputText: stringPtr(r.OutputText), Scores: r.Scores,
+		OutputText: stringPtr(r.OutputText), Scores: r.Scores, TargetTier: stringPtr(r.TargetTier),
 	}
 	if r.StatedPromptTokens > 0 {
 		row.StatedPromptTokens = &r.StatedPromptTokens

@@ -520,6 +520,9 @@ type Record struct {
 	// Scores are the workload's scores of the answer by name (the Scores
 	// capability); nil when it gave none. (minor 6)
 	Scores map[string]float64
+	// TargetTier is the tier the request's reuse targets, as the workload
+	// declared it (Request.TargetTier; "": none named). (minor 6)
+	TargetTier string
 }
 
 // Timings derived from a record's own fields, in seconds, so that every

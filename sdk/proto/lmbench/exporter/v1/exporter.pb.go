@@ -425,7 +425,10 @@ type Record struct {
 	OutputText string `protobuf:"bytes,29,opt,name=output_text,json=outputText,proto3" json:"output_text,omitempty"`
 	// The workload's scores of the answer (capability "scores"), by name.
 	// (minor 6)
-	Scores        map[string]float64 `protobuf:"bytes,30,rep,name=scores,proto3" json:"scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Scores map[string]float64 `protobuf:"bytes,30,rep,name=scores,proto3" json:"scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// The tier the request's reuse targets, as the workload declared it
+	// ("gpu", "cpu", "disk", "blend"; "" = none named). (minor 6)
+	TargetTier    string `protobuf:"bytes,31,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -668,6 +671,13 @@ func (x *Record) GetScores() map[string]float64 {
 		return x.Scores
 	}
 	return nil
+}
+
+func (x *Record) GetTargetTier() string {
+	if x != nil {
+		return x.TargetTier
+	}
+	return ""
 }
 
 type WriteRequest struct {
@@ -1024,7 +1034,7 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xd9\t\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xfa\t\n" +
 	"\x06Record\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x120\n" +
@@ -1059,7 +1069,9 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x14stated_prompt_tokens\x18\x1c \x01(\x03R\x12statedPromptTokens\x12\x1f\n" +
 	"\voutput_text\x18\x1d \x01(\tR\n" +
 	"outputText\x12?\n" +
-	"\x06scores\x18\x1e \x03(\v2'.lmbench.exporter.v1.Record.ScoresEntryR\x06scores\x1a7\n" +
+	"\x06scores\x18\x1e \x03(\v2'.lmbench.exporter.v1.Record.ScoresEntryR\x06scores\x12\x1f\n" +
+	"\vtarget_tier\x18\x1f \x01(\tR\n" +
+	"targetTier\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
