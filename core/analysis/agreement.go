@@ -78,32 +78,11 @@ func share(n, of int) float64 {
 	return float64(n) / float64(of)
 }
 
-// Share groups (AgreementGroup.Label).
-const (
-	ShareNone = "none cached"
-	ShareSome = "under half cached"
-	ShareMost = "half or more cached"
-	TierNone  = "no tier named"
-)
+// TierNone labels the pairs whose workload named no reuse tier; the
+// cached-share groups are stats.ShareGroups.
+const TierNone = "no tier named"
 
-// cachedShare is a record's cached tokens over its prompt's (0 without a
-// prompt count).
-func cachedShare(r *record.Record) float64 {
-	if r.InputTokens <= 0 {
-		return 0
-	}
-	return float64(r.CachedTokens) / float64(r.InputTokens)
-}
-
-func shareGroup(s float64) string {
-	switch {
-	case s <= 0:
-		return ShareNone
-	case s < 0.5:
-		return ShareSome
-	}
-	return ShareMost
-}
+var cachedShare = stats.CachedShare
 
 // recordsOutputs reports whether any of run's records kept its answer.
 func recordsOutputs(r *Run) bool {
@@ -149,7 +128,7 @@ func Agree(a, b *Run) *Agreement {
 			ag.Identical++
 		}
 		sims = append(sims, sim)
-		groupOf(shares, shareGroup(max(cachedShare(ra), cachedShare(rb)))).add(same, sim)
+		groupOf(shares, stats.ShareGroup(max(cachedShare(ra), cachedShare(rb)))).add(same, sim)
 		groupOf(tiers, orTierNone(tier)).add(same, sim)
 		for k, v := range ra.Scores {
 			if vb, ok := rb.Scores[k]; ok {
@@ -171,7 +150,7 @@ func Agree(a, b *Run) *Agreement {
 		slices.Sort(divs)
 		ag.Divergence = stats.Percentile(divs, 50)
 	}
-	for _, l := range []string{ShareNone, ShareSome, ShareMost} {
+	for _, l := range stats.ShareGroups {
 		if g, ok := shares[l]; ok {
 			ag.ByShare = append(ag.ByShare, g.done())
 		}

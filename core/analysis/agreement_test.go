@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/lmbench/lmbench/core/stats"
 )
 
 func TestTokenSimilarity(t *testing.T) {
@@ -67,9 +69,9 @@ func TestAgreement(t *testing.T) {
 		t.Errorf("diverging (-want +got):\n%s", d)
 	}
 	wantShare := []AgreementGroup{
-		{Label: ShareNone, Pairs: 1, Identical: 0, Similarity: 1.0 / 3},
-		{Label: ShareSome, Pairs: 1, Identical: 1, Similarity: 1},
-		{Label: ShareMost, Pairs: 2, Identical: 1, Similarity: 0.5},
+		{Label: stats.ShareNone, Pairs: 1, Identical: 0, Similarity: 1.0 / 3},
+		{Label: stats.ShareSome, Pairs: 1, Identical: 1, Similarity: 1},
+		{Label: stats.ShareMost, Pairs: 2, Identical: 1, Similarity: 0.5},
 	}
 	if d := cmp.Diff(wantShare, ag.ByShare, cmpopts.EquateApprox(0, 1e-12)); d != "" {
 		t.Errorf("by share (-want +got):\n%s", d)

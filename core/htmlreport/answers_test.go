@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lmbench/lmbench/core/analysis"
+	"github.com/lmbench/lmbench/core/stats"
 )
 
 // The answers section lists every diverging request with its cached
@@ -13,7 +14,7 @@ import (
 func TestAnswerTables(t *testing.T) {
 	t.Parallel()
 	ag := &analysis.Agreement{Pairs: 3, Identical: 2, Similarity: 2.0 / 3, Divergence: 0,
-		ByShare:   []analysis.AgreementGroup{{Label: analysis.ShareMost, Pairs: 3, Identical: 2, Similarity: 2.0 / 3}},
+		ByShare:   []analysis.AgreementGroup{{Label: stats.ShareMost, Pairs: 3, Identical: 2, Similarity: 2.0 / 3}},
 		Diverging: []analysis.DivergingAnswer{{ID: "d1_f0_a0", CachedB: 0.9, Tier: "blend", A: "2222", B: "I do not know."}}}
 	ts := answerTables(ag, "B")
 	if len(ts) != 2 || len(ts[1].Rows) != 1 || len(ts[1].Warnings) != 1 {
