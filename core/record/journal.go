@@ -251,16 +251,12 @@ func ScanJournal(path string, fn func(*Record) error) (*Contents, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: not a journal line: %v", path, n, err)
 		}
-		if c == nil {
-			if head.Kind != "run" {
-				return nil, fmt.Errorf("%s: no run header: not an lmbench journal", path)
-			}
-			if head.Version != 1 && head.Version != JournalVersion {
-				return nil, fmt.Errorf("%s: journal version %d, this lmbench reads versions 1 and %d", path, head.Version, JournalVersion)
-			}
-			c = &Contents{Version: head.Version}
-		}
 		var err error
+		if c == nil {
+			if c, err = header(path, head.Kind, head.Version); err != nil {
+				return nil, err
+			}
+		}
 		switch head.Kind {
 		case "run":
 			if c.Run, err = decodeRun(c.Version, head.Run); err == nil && len(c.Run.ScoreKeys) > 0 {
@@ -292,6 +288,18 @@ func ScanJournal(path string, fn func(*Record) error) (*Contents, error) {
 		return nil, fmt.Errorf("%s: empty: not an lmbench journal", path)
 	}
 	return c, nil
+}
+
+// header checks a journal's first line: a run header of a version this
+// lmbench reads.
+func header(path, kind string, version int) (*Contents, error) {
+	if kind != "run" {
+		return nil, fmt.Errorf("%s: no run header: not an lmbench journal", path)
+	}
+	if version != 1 && version != JournalVersion {
+		return nil, fmt.Errorf("%s: journal version %d, this lmbench reads versions 1 and %d", path, version, JournalVersion)
+	}
+	return &Contents{Version: version}, nil
 }
 
 // --- the JSON forms ---
