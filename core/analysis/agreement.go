@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -155,10 +156,10 @@ func Agree(a, b *Run) *Agreement {
 			ag.ByShare = append(ag.ByShare, g.done())
 		}
 	}
-	for _, l := range sortedKeysOf(tiers) {
+	for _, l := range slices.Sorted(maps.Keys(tiers)) {
 		ag.ByTier = append(ag.ByTier, tiers[l].done())
 	}
-	for _, k := range sortedKeysOf(scoresA) {
+	for _, k := range slices.Sorted(maps.Keys(scoresA)) {
 		ag.Scores = append(ag.Scores, ScoreMeans{Key: k, A: mean(scoresA[k]), B: mean(scoresB[k])})
 	}
 	return ag
@@ -206,15 +207,6 @@ func mean(vs []float64) float64 {
 		s += v
 	}
 	return s / float64(len(vs))
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // TokenSimilarity is 1 − the edit distance between two token sequences

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -142,17 +144,9 @@ func (b *Builder) Scores(by string) *Scores {
 		return nil
 	}
 	s := &Scores{All: t.all.group("all"), By: by}
-	for k := range t.keys {
-		s.Keys = append(s.Keys, k)
-	}
-	slices.Sort(s.Keys)
+	s.Keys = slices.Sorted(maps.Keys(t.keys))
 	if vals := t.tags[by]; by != "" {
-		keys := make([]string, 0, len(vals))
-		for v := range vals {
-			keys = append(keys, v)
-		}
-		slices.SortFunc(keys, compareValues)
-		for _, v := range keys {
+		for _, v := range slices.SortedFunc(maps.Keys(vals), NaturalCompare) {
 			s.ByTag = append(s.ByTag, vals[v].group(v))
 		}
 	}
@@ -164,29 +158,18 @@ func (b *Builder) Scores(by string) *Scores {
 	return s
 }
 
-// compareValues orders numbers numerically, before other strings.
-func compareValues(a, b string) int {
+// NaturalCompare orders numbers by value before other strings (tag
+// values such as depths and document numbers).
+func NaturalCompare(a, b string) int {
 	fa, ea := strconv.ParseFloat(a, 64)
 	fb, eb := strconv.ParseFloat(b, 64)
 	switch {
 	case ea == nil && eb == nil:
-		switch {
-		case fa < fb:
-			return -1
-		case fa > fb:
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(a, b))
 	case ea == nil:
 		return -1
 	case eb == nil:
 		return 1
 	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a, b)
 }

@@ -242,22 +242,14 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 		groupSize: int64(o.RowGroupSize)}
 	e.typ = rowType(e.tags)
 	e.schema = parquet.SchemaOf(reflect.New(e.typ).Interface())
-	key, okKey := e.schema.Lookup("tags", "key_value", "key")
-	val, okVal := e.schema.Lookup("tags", "key_value", "value")
-	if !okKey || !okVal {
+	var okTags, okScores bool
+	e.tagKey, e.tagVal, okTags = mapColumns(e.schema, "tags")
+	e.scoreKey, e.scoreVal, okScores = mapColumns(e.schema, "scores")
+	if !okTags || !okScores {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, errors.New("parquet: the row schema has no tags map")
+		return nil, errors.New("parquet: the row schema lacks its tags or scores map")
 	}
-	e.tagKey, e.tagVal = key.ColumnIndex, val.ColumnIndex
-	skey, okKey := e.schema.Lookup("scores", "key_value", "key")
-	sval, okVal := e.schema.Lookup("scores", "key_value", "value")
-	if !okKey || !okVal {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, errors.New("parquet: the row schema has no scores map")
-	}
-	e.scoreKey, e.scoreVal = skey.ColumnIndex, sval.ColumnIndex
 	tagKeys, _ := json.Marshal(nonNil(env.Run.TagKeys))
 	opts := []parquet.WriterOption{
 		e.schema,
@@ -278,6 +270,14 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 	}
 	e.w = parquet.NewWriter(f, opts...)
 	return e, nil
+}
+
+// mapColumns are the leaf column indexes of map column name's keys and
+// values.
+func mapColumns(schema *parquet.Schema, name string) (key, val int, ok bool) {
+	k, okKey := schema.Lookup(name, "key_value", "key")
+	v, okVal := schema.Lookup(name, "key_value", "value")
+	return k.ColumnIndex, v.ColumnIndex, okKey && okVal
 }
 
 func nonNil(s []string) []string {
