@@ -130,7 +130,9 @@ func TestNeedleBlendCorrupt(t *testing.T) {
 
 // changingEngine is an OpenAI-compatible server whose answer to a prompt
 // changes the second time it sees that prompt (as a cache that returns a
-// stale or corrupted state would).
+// stale or corrupted state would). It fails a request that does not ask
+// for deterministic decoding (needle-qa does: temperature 0, the run's
+// seed).
 func changingEngine(t *testing.T) *httptest.Server {
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -142,6 +144,10 @@ func changingEngine(t *testing.T) *httptest.Server {
 		var body map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, err.Error(), 400)
+			return
+		}
+		if body["temperature"] != 0.0 || body["seed"] != 42.0 {
+			http.Error(w, fmt.Sprintf(`{"error":{"message":"temperature %v, seed %v: want 0 and the run's 42"}}`, body["temperature"], body["seed"]), 400)
 			return
 		}
 		p := promptOf(body)

@@ -115,6 +115,9 @@ type Plan struct {
 	// IgnoreEOS asks the engine for exactly max_tokens on every request
 	// (--ignore-eos), whatever the workload asks.
 	IgnoreEOS bool
+	// DecodeSeed, when set, is sent with every request: the workload asked
+	// for deterministic decoding (its description's Deterministic).
+	DecodeSeed *int64
 	// RecordOutputs keeps each answer's text on its record
 	// (--record-outputs): in the journal and the exporters' files.
 	// Without it the text reaches only a workload that wants it.
@@ -183,7 +186,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	defer cancelRun(nil)
 	obs := x.observer(ctx, runCtx)
 	tr := dispatch.New(ctx, p.Sender, obs.header())
-	tr.IgnoreEOS = p.IgnoreEOS
+	tr.IgnoreEOS, tr.Seed = p.IgnoreEOS, p.DecodeSeed
 	defer tr.Close()
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()

@@ -29,6 +29,8 @@ var Definition = workload.Definition[Options]{
 	// Each answer is scored against its fact (Score).
 	WantsResponseText: true,
 	ScoreKeys:         []string{scoreExact, scoreContains},
+	// The same question should get the same answer, run after run.
+	Deterministic: true,
 	Defaults: Options{
 		DocumentLength:   2000,
 		Documents:        4,

@@ -236,6 +236,11 @@ type WorkloadDescription struct {
 	// ScoreKeys name the scores the workload gives each answer (the
 	// Scores capability); none: it scores nothing. (minor 6)
 	ScoreKeys []string
+	// Deterministic asks for deterministic decoding: the host sends every
+	// request with the run's seed (the body's "seed", which vLLM and
+	// SGLang honour), besides temperature 0, which it always sends; an
+	// older host sends no seed. (minor 6)
+	Deterministic bool
 }
 
 // Common holds the run-wide settings every workload may use.

@@ -141,11 +141,13 @@ func fromFieldErrors(errs []*pluginv1.FieldError) []protocol.FieldError {
 // --- workload ---
 
 func toWorkloadDescription(d protocol.WorkloadDescription) *workloadv1.DescribeResponse {
-	return &workloadv1.DescribeResponse{Info: toInfo(d.Info), Options: toSpecs(d.Options), TagKeys: d.TagKeys, WantsResponseText: d.WantsResponseText, ScoreKeys: d.ScoreKeys}
+	return &workloadv1.DescribeResponse{Info: toInfo(d.Info), Options: toSpecs(d.Options), TagKeys: d.TagKeys, WantsResponseText: d.WantsResponseText, ScoreKeys: d.ScoreKeys,
+		Deterministic: d.Deterministic}
 }
 
 func fromWorkloadDescription(d *workloadv1.DescribeResponse) protocol.WorkloadDescription {
-	return protocol.WorkloadDescription{Info: fromInfo(d.GetInfo()), Options: fromSpecs(d.GetOptions()), TagKeys: d.GetTagKeys(), WantsResponseText: d.GetWantsResponseText(), ScoreKeys: d.GetScoreKeys()}
+	return protocol.WorkloadDescription{Info: fromInfo(d.GetInfo()), Options: fromSpecs(d.GetOptions()), TagKeys: d.GetTagKeys(), WantsResponseText: d.GetWantsResponseText(), ScoreKeys: d.GetScoreKeys(),
+		Deterministic: d.GetDeterministic()}
 }
 
 func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {

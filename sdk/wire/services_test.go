@@ -157,7 +157,7 @@ func TestWorkloadOverGRPC(t *testing.T) {
 		desc: protocol.WorkloadDescription{
 			Info:    protocol.PluginInfo{Kind: protocol.WorkloadKind, Name: "w", Version: "1", ProtocolMinor: 1, Capabilities: []string{protocol.ToolCalls}},
 			Options: []protocol.OptionSpec{{Name: "n", Type: protocol.OptionInt, Default: int64(3), Min: new(1.0)}},
-			TagKeys: []string{"doc"}, WantsResponseText: true, ScoreKeys: []string{"exact"},
+			TagKeys: []string{"doc"}, WantsResponseText: true, ScoreKeys: []string{"exact"}, Deterministic: true,
 		},
 		configured: protocol.Configured{Resolved: protocol.Values{"n": int64(3)}, Title: "w", PlannedRequests: 9},
 		resp: protocol.StepResponse{

@@ -48,6 +48,7 @@ func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protoco
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
 		ScoreKeys:         s.def.ScoreKeys,
+		Deterministic:     s.def.Deterministic,
 	}, nil
 }
 

@@ -319,6 +319,10 @@ type Definition[O any] struct {
 	// Scorer; capability protocol.Scores), e.g. "exact", "contains". A
 	// workload that scores answers usually wants response text too.
 	ScoreKeys []string
+	// Deterministic asks the host to send every request with the run's
+	// seed, for answers that repeat from run to run (lmbench always sends
+	// temperature 0): what a workload comparing answers wants.
+	Deterministic bool
 	// CountsTokens asks the host for its tokenizer (capability
 	// protocol.Tokenizer, Env.Tokenizer); without it the host neither
 	// probes one nor offers it.

@@ -128,7 +128,10 @@ type DescribeResponse struct {
 	WantsResponseText bool `protobuf:"varint,4,opt,name=wants_response_text,json=wantsResponseText,proto3" json:"wants_response_text,omitempty"`
 	// Minor 6, capability "scores": the names of the scores the workload
 	// gives each answer it hears of (e.g. "exact", "contains").
-	ScoreKeys     []string `protobuf:"bytes,5,rep,name=score_keys,json=scoreKeys,proto3" json:"score_keys,omitempty"`
+	ScoreKeys []string `protobuf:"bytes,5,rep,name=score_keys,json=scoreKeys,proto3" json:"score_keys,omitempty"`
+	// Minor 6: the workload asks for deterministic decoding: the host sends
+	// every request with the run's seed (temperature is always 0).
+	Deterministic bool `protobuf:"varint,6,opt,name=deterministic,proto3" json:"deterministic,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -196,6 +199,13 @@ func (x *DescribeResponse) GetScoreKeys() []string {
 		return x.ScoreKeys
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetDeterministic() bool {
+	if x != nil {
+		return x.Deterministic
+	}
+	return false
 }
 
 // Common holds the run-wide settings every workload may use.
@@ -1801,14 +1811,15 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\n" +
 	"\"lmbench/workload/v1/workload.proto\x12\x13lmbench.workload.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"B\n" +
 	"\x0fDescribeRequest\x12/\n" +
-	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"\xe8\x01\n" +
+	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"\x8e\x02\n" +
 	"\x10DescribeResponse\x121\n" +
 	"\x04info\x18\x01 \x01(\v2\x1d.lmbench.plugin.v1.PluginInfoR\x04info\x127\n" +
 	"\aoptions\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.OptionSpecR\aoptions\x12\x19\n" +
 	"\btag_keys\x18\x03 \x03(\tR\atagKeys\x12.\n" +
 	"\x13wants_response_text\x18\x04 \x01(\bR\x11wantsResponseText\x12\x1d\n" +
 	"\n" +
-	"score_keys\x18\x05 \x03(\tR\tscoreKeys\"\xf0\x01\n" +
+	"score_keys\x18\x05 \x03(\tR\tscoreKeys\x12$\n" +
+	"\rdeterministic\x18\x06 \x01(\bR\rdeterministic\"\xf0\x01\n" +
 	"\x06Common\x12\x12\n" +
 	"\x04seed\x18\x01 \x01(\x03R\x04seed\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
