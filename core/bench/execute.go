@@ -524,8 +524,8 @@ type observer struct {
 	cache           *cacheRun       // the engine's metrics, the cache reset and ledger
 	streams         *streamChecks   // output shorter than asked, buffered streams
 	log             zerolog.Logger
-	outputs         bool       // keep the answers' text (--record-outputs)
-	scores          *scoreHold // records waiting for their scores; nil: none wait
+	outputs         bool           // keep the answers' text (--record-outputs)
+	scores          *export.Scored // records waiting for their scores; nil: none wait
 
 	// The abort policy's state, failures told as they happen, and the
 	// failed warmup requests; runCtx is done once the run is stopping.
