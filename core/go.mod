@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/DataDog/sketches-go v1.4.8
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/ardanlabs/jinja v1.8.0
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/google/go-cmp v0.7.0

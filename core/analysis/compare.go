@@ -46,6 +46,9 @@ type Comparison struct {
 	// their workload and seed (PairNote says why).
 	Pairing  *Pairing
 	PairNote string
+	// Answers sets the paired requests' answers side by side; nil when
+	// the runs cannot be paired.
+	Answers *Agreement
 	// ConfigDiff lists the configuration keys whose values differ
 	// ("key: A's → B's"), output_dir aside.
 	ConfigDiff []string
@@ -120,6 +123,7 @@ func Compare(a, b *Run, opt Options) Comparison {
 	c.Pairing, c.PairNote = pairable(a, b)
 	if c.Pairing == nil && c.PairNote == "" {
 		c.Pairing = Pair(a, b, opt.Seed, c.Resamples)
+		c.Answers = Agree(a, b)
 	}
 	return c
 }

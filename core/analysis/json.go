@@ -24,15 +24,77 @@ type runJSON struct {
 }
 
 type comparisonJSON struct {
-	Baseline   string    `json:"baseline"`
-	Run        string    `json:"run"`
-	Level      float64   `json:"level"`
-	Resamples  int       `json:"resamples"`
-	Seed       uint64    `json:"seed"`
-	ConfigDiff []string  `json:"config_diff"`
-	Metrics    []rowJSON `json:"metrics"`
-	Pairing    *pairJSON `json:"pairing"`
-	PairNote   string    `json:"pairing_note,omitempty"`
+	Baseline   string       `json:"baseline"`
+	Run        string       `json:"run"`
+	Level      float64      `json:"level"`
+	Resamples  int          `json:"resamples"`
+	Seed       uint64       `json:"seed"`
+	ConfigDiff []string     `json:"config_diff"`
+	Metrics    []rowJSON    `json:"metrics"`
+	Pairing    *pairJSON    `json:"pairing"`
+	PairNote   string       `json:"pairing_note,omitempty"`
+	Answers    *answersJSON `json:"answers,omitempty"`
+}
+
+type answersJSON struct {
+	Paired     int             `json:"paired"`
+	Identical  int             `json:"identical"`
+	Share      *float64        `json:"identical_share"`
+	Similarity *float64        `json:"token_similarity"`
+	Divergence *float64        `json:"first_divergence_median"`
+	ByShare    []groupJSON     `json:"by_cached_share"`
+	ByTier     []groupJSON     `json:"by_tier"`
+	Scores     []scoreJSON     `json:"scores"`
+	Diverging  []divergingJSON `json:"diverging"`
+	Note       string          `json:"note,omitempty"`
+}
+
+type groupJSON struct {
+	Label      string   `json:"label"`
+	Paired     int      `json:"paired"`
+	Identical  int      `json:"identical"`
+	Similarity *float64 `json:"token_similarity"`
+}
+
+type scoreJSON struct {
+	Key string   `json:"key"`
+	A   *float64 `json:"baseline"`
+	B   *float64 `json:"run"`
+}
+
+type divergingJSON struct {
+	ID         string   `json:"request_id"`
+	At         int      `json:"first_divergence"`
+	Similarity *float64 `json:"token_similarity"`
+	CachedA    *float64 `json:"cached_share_baseline"`
+	CachedB    *float64 `json:"cached_share_run"`
+	Tier       string   `json:"tier"`
+	A          string   `json:"answer_baseline"`
+	B          string   `json:"answer_run"`
+}
+
+func toAnswersJSON(ag *Agreement) *answersJSON {
+	if ag == nil {
+		return nil
+	}
+	out := &answersJSON{Paired: ag.Pairs, Identical: ag.Identical, Share: num(ag.IdenticalShare()), Similarity: num(ag.Similarity),
+		Divergence: num(ag.Divergence), ByShare: []groupJSON{}, ByTier: []groupJSON{}, Scores: []scoreJSON{}, Diverging: []divergingJSON{}, Note: ag.Note}
+	for _, gs := range []struct {
+		dst *[]groupJSON
+		src []AgreementGroup
+	}{{&out.ByShare, ag.ByShare}, {&out.ByTier, ag.ByTier}} {
+		for _, g := range gs.src {
+			*gs.dst = append(*gs.dst, groupJSON{Label: g.Label, Paired: g.Pairs, Identical: g.Identical, Similarity: num(g.Similarity)})
+		}
+	}
+	for _, s := range ag.Scores {
+		out.Scores = append(out.Scores, scoreJSON{Key: s.Key, A: num(s.A), B: num(s.B)})
+	}
+	for _, d := range ag.Diverging {
+		out.Diverging = append(out.Diverging, divergingJSON{ID: d.ID, At: d.At, Similarity: num(d.Similarity),
+			CachedA: num(d.CachedA), CachedB: num(d.CachedB), Tier: d.Tier, A: d.A, B: d.B})
+	}
+	return out
 }
 
 type rowJSON struct {
@@ -90,7 +152,7 @@ func WriteComparisonsJSON(w io.Writer, runs []*Run, comps []Comparison, opt Text
 	}
 	for ci, c := range comps {
 		cj := comparisonJSON{Baseline: "A", Run: Letter(ci + 1), Level: Level, Resamples: c.Resamples, Seed: c.Seed,
-			ConfigDiff: c.ConfigDiff, Metrics: []rowJSON{}, PairNote: c.PairNote}
+			ConfigDiff: c.ConfigDiff, Metrics: []rowJSON{}, PairNote: c.PairNote, Answers: toAnswersJSON(c.Answers)}
 		if cj.ConfigDiff == nil {
 			cj.ConfigDiff = []string{}
 		}

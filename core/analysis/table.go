@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -77,8 +78,74 @@ func WriteComparisons(w io.Writer, runs []*Run, comps []Comparison, opt TextOpti
 		fmt.Fprintf(ew, "* beyond noise: the 95%% interval of the ratio excludes 1. Intervals: %d bootstrap resamples (seed %d) of each run's\n"+
 			"  measured requests, with replacement; throughput's, of its %d time windows.\n", c.Resamples, c.Seed, Windows)
 		writePairing(ew, c, a, b, opt)
+		writeAgreement(ew, c.Answers, a, b)
 	}
 	return ew.err
+}
+
+// maxDivergingShown bounds the diverging answers the terminal lists (the
+// JSON and the HTML report list them all).
+const maxDivergingShown = 20
+
+func writeAgreement(w io.Writer, ag *Agreement, a, b string) {
+	if ag == nil {
+		return
+	}
+	if ag.Pairs == 0 {
+		fmt.Fprintf(w, "Answers: %s\n", ag.Note)
+		return
+	}
+	fmt.Fprintf(w, "Answers (%d paired): identical %d (%s), mean token similarity %s", ag.Pairs, ag.Identical,
+		Percent(ag.IdenticalShare()), Ratio(ag.Similarity))
+	if len(ag.Diverging) > 0 {
+		fmt.Fprintf(w, ", first divergence at token %s (median)", Num(ag.Divergence))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, gs := range []struct {
+		what   string
+		groups []AgreementGroup
+	}{{"by cached share", ag.ByShare}, {"by reuse tier", ag.ByTier}} {
+		for _, g := range gs.groups {
+			fmt.Fprintf(tw, "  %s\t%s\t%d paired\tidentical %s\tsimilarity %s\n", gs.what, g.Label, g.Pairs,
+				Percent(g.IdenticalShare()), Ratio(g.Similarity))
+		}
+	}
+	tw.Flush()
+	for _, s := range ag.Scores {
+		fmt.Fprintf(w, "  score %s: %s %s, %s %s\n", s.Key, a, Percent(s.A), b, Percent(s.B))
+	}
+	if len(ag.Diverging) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "! %d answers differ, though every request was decoded greedily (temperature 0):\n", len(ag.Diverging))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  request id\tcached %s\tcached %s\ttier\tfrom token\tsimilarity\tanswer %s\tanswer %s\n", a, b, a, b)
+	for i, d := range ag.Diverging {
+		if i == maxDivergingShown {
+			fmt.Fprintf(tw, "  … %d more (lmbench compare --json or lmbench report lists them all)\n", len(ag.Diverging)-i)
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, Percent(d.CachedA), Percent(d.CachedB), orDash(d.Tier),
+			d.At, Ratio(d.Similarity), Clip(d.A, 40), Clip(d.B, 40))
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Clip quotes s on one line, cut to n runes.
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return strconv.Quote(string(r[:n])) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func writePairing(w io.Writer, c Comparison, a, b string, opt TextOptions) {

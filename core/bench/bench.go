@@ -94,7 +94,17 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
 		NewDir: s.Output.Auto, Overwrite: s.Output.Overwrite,
+		RecordOutputs: s.Output.RecordOutputs, ScoreKeys: w.Desc.ScoreKeys, DecodeSeed: decodeSeed(w.Desc, s.Seed),
 	}
+}
+
+// decodeSeed is the seed every request carries: the run's, when the
+// workload asked for deterministic decoding; nil otherwise.
+func decodeSeed(d protocol.WorkloadDescription, seed int64) *int64 {
+	if !d.Deterministic {
+		return nil
+	}
+	return &seed
 }
 
 // senderConfig is the engine sender's configuration: the prepared

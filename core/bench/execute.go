@@ -121,6 +121,17 @@ type Plan struct {
 	// IgnoreEOS asks the engine for exactly max_tokens on every request
 	// (--ignore-eos), whatever the workload asks.
 	IgnoreEOS bool
+	// DecodeSeed, when set, is sent with every request: the workload asked
+	// for deterministic decoding (its description's Deterministic).
+	DecodeSeed *int64
+	// RecordOutputs keeps each answer's text on its record
+	// (--record-outputs): in the journal and the exporters' files.
+	// Without it the text reaches only a workload that wants it.
+	RecordOutputs bool
+	// ScoreKeys are the scores the workload gives answers (its
+	// description's); with the Scores capability the exporters get each
+	// record once its scores are in.
+	ScoreKeys []string
 	// BeforePhase, when set, holds each phase until it returns (a sharded
 	// run's barrier: the shards' measured phases start together); an
 	// error it returns (a *shard.GateError) aborts the run before the phase.
@@ -185,7 +196,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	defer cancelRun(nil)
 	obs := x.observer(ctx, runCtx)
 	tr := dispatch.New(ctx, p.Sender, obs.header())
-	tr.IgnoreEOS = p.IgnoreEOS
+	tr.IgnoreEOS, tr.Seed = p.IgnoreEOS, p.DecodeSeed
 	defer tr.Close()
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()
@@ -226,7 +237,7 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 	x := &execution{p: p, res: &Result{RunID: NewRunID(wallStart)}, wallStart: wallStart}
 	x.run = record.Run{
 		ID: x.res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
-		Version: p.Version, TagKeys: p.TagKeys, Config: p.Config, Started: wallStart,
+		Version: p.Version, TagKeys: p.TagKeys, ScoreKeys: p.ScoreKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
 	}
 	if p.Shard != nil {
@@ -271,6 +282,7 @@ func (x *execution) observer(ctx, runCtx context.Context) *observer {
 		policy: abort.NewState(p.Abort), flog: abort.NewFailureLog(p.Log, abort.FailureLogEvery),
 		allowWarmup: p.Abort.AllowWarmupFailures, runCtx: runCtx,
 		streams: &streamChecks{ignoreAll: p.IgnoreEOS, log: p.Log},
+		outputs: p.RecordOutputs, scores: newScoreHold(p),
 	}
 	if p.Tracing != nil {
 		obs.trace = p.Tracing.StartRun(ctx, telemetry.RunInfo{
@@ -339,6 +351,7 @@ func (x *execution) finish(obs *observer, outcome runloop.Result) {
 	if keep.fb != nil {
 		res.JournalPath = keep.fb.Path()
 	}
+	obs.releaseScored(0) // an interrupted phase may not have ended
 	rep := x.summarize(obs, outcome)
 	summary := report.Summary(p.Report, rep, res.Final)
 	summary.MeasureStart = obs.wall(outcome.MeasureStart)
@@ -547,6 +560,8 @@ type observer struct {
 	cache           *cacheRun       // the engine's metrics, the cache reset and ledger
 	streams         *streamChecks   // output shorter than asked, buffered streams
 	log             zerolog.Logger
+	outputs         bool           // keep the answers' text (--record-outputs)
+	scores          *export.Scored // records waiting for their scores; nil: none wait
 
 	// The abort policy's state, failures told as they happen, and the
 	// failed warmup requests; runCtx is done once the run is stopping.
@@ -631,6 +646,7 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 		o.trace.EndPhase(o.wallTime(end))
 	}
 	o.cache.phaseEnded(ph)
+	o.releaseScored(ph)
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {
@@ -663,9 +679,12 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 		FirstToken: o.wall(r.FirstToken), Finish: o.wall(r.Finish), Seq: f.Seq,
 		Chunks: int64(r.Chunks), UsageOutputTokens: int64(r.UsageOutputTokens), ChunkOffsetsUs: chunkOffsetsUs(r.ChunkTimes),
 		FinishReason: r.FinishReason, ResponseID: r.ResponseID, ResponseModel: r.ResponseModel,
-		StatedPromptTokens: int64(f.Req.PromptTokens),
+		StatedPromptTokens: int64(f.Req.PromptTokens), TargetTier: f.Req.TargetTier,
 	}
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
+	if o.outputs {
+		rec.OutputText = r.Text
+	}
 	o.cache.observe(rec, f.Req)
 	o.streams.observe(rec, f.Req)
 	// The journal first: once it has the record, the request is safe.
@@ -710,7 +729,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	} else {
 		o.lastSuccess.Store(rec.Finish.UnixNano()) // no clock read of its own on the hot path
 	}
-	o.fan.Add(rec)
+	o.export(rec)
 	if stop != nil {
 		return stop
 	}

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 
 	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // journalWriter is what a run writes its records to: a *record.Journal
 // (tests put a failing one in its place).
 type journalWriter interface {
 	Append(recs ...*record.Record) error
+	AppendScores(scores ...protocol.Score) error
 	Flush() error
 	Close(summary *record.Summary) error
 	Path() string

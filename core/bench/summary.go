@@ -34,6 +34,11 @@ func (f *finals) final(run record.Run) (stats.Final, bool) {
 	rec := config.ReadRecorded(run.Config)
 	final := f.b.Final(rec.Percentiles)
 	f.b.Judge(&final, run.RequestedRate, rec.SLO)
+	by := ""
+	if len(run.TagKeys) > 0 {
+		by = run.TagKeys[0]
+	}
+	final.Scores = f.b.Scores(by)
 	return final, f.b.HasDispatchLag()
 }
 

@@ -56,7 +56,12 @@ func (s *Spec) Entries(f Found) []Entry {
 	if v.UserSet(keyPercentiles) {
 		out = append(out, Entry{Key: keyPercentiles, Value: stats.FormatPercentiles(s.Percentiles)})
 	}
-	return append(out, s.loadEntries()...)
+	out = append(out, s.loadEntries()...)
+	if s.Output.RecordOutputs {
+		// Recorded, so a reader of the run knows its files hold the answers.
+		out = append(out, Entry{Key: keyRecordOutputs, Value: true})
+	}
+	return out
 }
 
 // workloadEntries are the workload's options, each as the workload
@@ -90,6 +95,7 @@ func (s *Spec) loadEntries() []Entry {
 	if s.Load.IgnoreEOS {
 		out = append(out, Entry{Key: keyIgnoreEOS, Value: true})
 	}
+
 	if s.Load.SLO.Set() {
 		out = append(out, Entry{Key: keySLO, Value: s.Load.SLO.String()})
 	}

@@ -39,6 +39,7 @@ const (
 	keyNoCSV          = "no_csv"
 	KeyJSON           = "json"
 	keyQuiet          = "quiet"
+	keyRecordOutputs  = "record_outputs"
 	KeyLogLevel       = "log_level"
 	KeyLogFormat      = "log_format"
 	keyDrain          = "drain_timeout"
@@ -170,6 +171,8 @@ func generalOptions() []Option {
 			Help: "Export JSON summary (bench_summary.json)."},
 		{Key: keyQuiet, Short: "q", Type: tBool, Default: false, Label: "Quiet", Group: GeneralGroup, Advanced: true,
 			Help: "Suppress the progress display."},
+		{Key: keyRecordOutputs, Type: tBool, Default: false, Label: "Record outputs", Group: GeneralGroup, Advanced: true,
+			Help: "Keep each answer's text in the journal and the exporters' files (output_text), so lmbench compare can check two runs answered alike. Off by default: it costs about the answers' size (4 bytes a token) per request; without it no answer text is kept anywhere."},
 		{Key: KeyLogLevel, Type: tEnum, Enum: []string{"trace", "debug", "info", "warn", "error"}, Default: "info",
 			Label: "Log level", Group: GeneralGroup, Advanced: true, Help: "Log level."},
 		{Key: KeyLogFormat, Type: tEnum, Enum: []string{"auto", "console", "json"}, Default: "auto",

@@ -78,6 +78,8 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.Kind }},
 	{"extra-models", "more model names to list and serve after {model}, comma-separated (an engine serving several models)", nil, nil,
 		func(c *sim.Config) any { return &c.ExtraModels }},
+	{"answers", "answer needle questions (\"What is the X?\") from the prompt's facts (\"The X is V.\"), \"I do not know.\" without one, as the needle-qa workload asks them, instead of filler tokens", nil, nil,
+		func(c *sim.Config) any { return &c.Answers }},
 	{"fault-seed", "seed of the fault draws (request n draws from (seed, n))", nil, nil,
 		func(c *sim.Config) any { return &c.Faults.Seed }},
 	{"fault-http-500", "fraction of requests answered with HTTP 500 at once", bound(0), bound(1),
@@ -100,6 +102,8 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.Faults.DieAfter }},
 	{"fault-reset-noop", "POST /reset_prefix_cache answers 200 but clears nothing (a reset that did not take)", nil, nil,
 		func(c *sim.Config) any { return &c.Faults.ResetNoop }},
+	{"fault-blend-corrupt", "fraction of blended chunks (see {blend}) whose content is lost to the answer (see {answers}), drawn per chunk from {fault-seed} and its content: non-prefix reuse that changes answers", bound(0), bound(1),
+		func(c *sim.Config) any { return &c.Faults.BlendCorrupt }},
 	{"fault-slow-hits", "cached tokens cost as much as prefilled ones (still reported cached): hits that bring no TTFT gain", nil, nil,
 		func(c *sim.Config) any { return &c.Faults.SlowHits }},
 }
@@ -117,7 +121,7 @@ func SimOptions(flagPrefix string) []Option {
 	for _, s := range simSettings {
 		typ, val := fieldValue(s.field(&def))
 		help := s.help
-		if i := strings.IndexByte(help, '{'); i >= 0 {
+		for i := strings.IndexByte(help, '{'); i >= 0; i = strings.IndexByte(help, '{') {
 			j := strings.IndexByte(help, '}')
 			help = help[:i] + "--" + flagPrefix + help[i+1:j] + help[j+1:]
 		}

@@ -86,6 +86,9 @@ type Output struct {
 	CSV       bool // the csv exporter (--no-csv turns it off)
 	JSON      bool // bench_summary.json
 	Quiet     bool // no progress display
+	// RecordOutputs keeps each answer's text in the journal and the
+	// exporters' records (--record-outputs).
+	RecordOutputs bool
 }
 
 // Limits are the request limits and the abort policy.
@@ -299,7 +302,7 @@ func ReadLoad(v *Values) (Load, error) {
 // Dir is "" when --output-dir was not given (Build then picks one).
 func ReadOutput(v *Values) Output {
 	return Output{Dir: v.String(KeyOutputDir), Origin: v.Origin(KeyOutputDir), Overwrite: v.Bool(keyOverwrite),
-		CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet)}
+		CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet), RecordOutputs: v.Bool(keyRecordOutputs)}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among

@@ -43,6 +43,9 @@ type Transport struct {
 	sleepTimer *time.Timer
 	// IgnoreEOS asks every request for exactly its max tokens (--ignore-eos).
 	IgnoreEOS bool
+	// Seed, when set, goes with every request (a workload that asked for
+	// deterministic decoding).
+	Seed *int64
 }
 
 var _ runloop.Sleeper = (*Transport)(nil)
@@ -65,6 +68,9 @@ func (t *Transport) Now() time.Time { return time.Now() }
 func (t *Transport) Send(out *runloop.Outgoing) {
 	req := engineRequest(out)
 	req.IgnoreEOS = req.IgnoreEOS || t.IgnoreEOS
+	if t.Seed != nil {
+		req.Seed, req.HasSeed = *t.Seed, true
+	}
 	if t.header != nil {
 		req.Header = t.header()
 	}

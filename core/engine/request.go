@@ -50,6 +50,10 @@ type Request struct {
 	// MaxTokens set) "min_tokens" equal to it, so the engine does not stop
 	// at the end-of-sequence token.
 	IgnoreEOS bool
+	// Seed, with HasSeed, is sent as "seed": deterministic decoding where
+	// the engine takes one (vLLM, SGLang), besides temperature 0.
+	Seed    int64
+	HasSeed bool
 	// Tools the model may call (chat only).
 	Tools []Tool
 	// Header holds extra headers (e.g. traceparent); they replace defaults
@@ -70,7 +74,7 @@ const bodyTail = `,"temperature":0.0,"stream_options":{"include_usage":true}}`
 
 // appendBody appends the JSON request body, fields in the order model,
 // messages|prompt, tools (chat, when there are any), stream, max_tokens,
-// ignore_eos and min_tokens (with IgnoreEOS), temperature, stream_options. prefix is the pre-encoded `{"model":"…",` of
+// ignore_eos and min_tokens (with IgnoreEOS), seed (with HasSeed), temperature, stream_options. prefix is the pre-encoded `{"model":"…",` of
 // the Sender. It fails only on a tool whose parameters are not JSON: they
 // are copied raw, and an invalid body must never reach the engine.
 func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
@@ -105,6 +109,10 @@ func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
 			dst = append(dst, `,"min_tokens":`...)
 			dst = strconv.AppendInt(dst, int64(r.MaxTokens), 10)
 		}
+	}
+	if r.HasSeed {
+		dst = append(dst, `,"seed":`...)
+		dst = strconv.AppendInt(dst, r.Seed, 10)
 	}
 	return append(dst, bodyTail...), nil
 }

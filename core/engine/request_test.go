@@ -41,6 +41,11 @@ func TestAppendBody(t *testing.T) {
 			want: `{"model":"m","prompt":"p","stream":true,"max_tokens":5,"ignore_eos":true,"min_tokens":5,"temperature":0.0,"stream_options":{"include_usage":true}}`,
 		},
 		{
+			name: "a seed for deterministic decoding",
+			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}, MaxTokens: 8, Seed: -42, HasSeed: true},
+			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":8,"seed":-42,"temperature":0.0,"stream_options":{"include_usage":true}}`,
+		},
+		{
 			name: "ignore_eos without max_tokens sets no min_tokens",
 			req:  Request{Messages: []Message{{Role: "user", Content: "x"}}, IgnoreEOS: true},
 			want: `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"ignore_eos":true,"temperature":0.0,"stream_options":{"include_usage":true}}`,

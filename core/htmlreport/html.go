@@ -115,6 +115,7 @@ type compareTab struct {
 	ConfigDiff []string
 	Table      table
 	Pairing    []string
+	Answers    []table
 }
 
 type section struct {
@@ -309,6 +310,7 @@ func compareTable(c analysis.Comparison, b string) compareTab {
 		ct.Table.Rows = append(ct.Table.Rows, []string{row.Metric.Label + " (" + row.Metric.Unit + ")", analysis.Num(row.A), analysis.Num(row.B),
 			analysis.Signed(row.Delta), analysis.Ratio(row.Ratio), analysis.Interval(row.Lo, row.Hi), mark})
 	}
+	ct.Answers = answerTables(c.Answers, b)
 	p := c.Pairing
 	switch {
 	case p == nil:

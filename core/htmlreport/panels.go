@@ -11,6 +11,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/record"
+	"github.com/lmbench/lmbench/core/stats"
 )
 
 // Kind is how a panel draws its series.
@@ -470,23 +471,8 @@ func (v *view) tagValues(key string) []string {
 			vals = append(vals, x)
 		}
 	}
-	slices.SortFunc(vals, naturalCmp)
+	slices.SortFunc(vals, stats.NaturalCompare)
 	return vals
-}
-
-// naturalCmp orders numbers by value before other strings.
-func naturalCmp(a, b string) int {
-	fa, ea := strconv.ParseFloat(a, 64)
-	fb, eb := strconv.ParseFloat(b, 64)
-	switch {
-	case ea == nil && eb == nil:
-		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(a, b))
-	case ea == nil:
-		return -1
-	case eb == nil:
-		return 1
-	}
-	return cmp.Compare(a, b)
 }
 
 // tagKeys are the declared tag keys with lo to hi distinct values.

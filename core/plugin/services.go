@@ -42,6 +42,17 @@ func (w namedWorkload) OnFinished(ctx context.Context, rs []protocol.Result) err
 	return w.c.Wrap("OnFinished", w.c.Workload().OnFinished(ctx, rs))
 }
 
+// OnFinishedScored is OnFinished answering the plugin's scores
+// (protocol.Scorer); a service without them answers none.
+func (w namedWorkload) OnFinishedScored(ctx context.Context, rs []protocol.Result) ([]protocol.Score, error) {
+	sc, ok := w.c.Workload().(protocol.Scorer)
+	if !ok {
+		return nil, w.OnFinished(ctx, rs)
+	}
+	scores, err := sc.OnFinishedScored(ctx, rs)
+	return scores, w.c.Wrap("OnFinished", err)
+}
+
 // Exporter is an exporter plugin as the host uses it: configured with the
 // host's run, fed the host's records (export.Exporter).
 type Exporter struct{ c *Client }

@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/lmbench/lmbench/core/internal/jsonenc"
+	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
 // JournalName is the journal's file name inside the output directory,
@@ -80,6 +83,64 @@ func (j *Journal) Append(recs ...*Record) error {
 		}
 	}
 	return nil
+}
+
+// AppendScores writes the workload's scores of finished requests
+// (buffered; call Flush after a batch), one "score" line each: a request
+// is journaled as it finishes, before the workload has judged its
+// answer, and the reader puts each request's scores on its record.
+func (j *Journal) AppendScores(scores ...protocol.Score) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, s := range scores {
+		j.buf = append(j.buf[:0], `{"kind":"score","phase":`...)
+		j.buf = jsonenc.AppendString(j.buf, s.Phase.String())
+		j.buf = append(j.buf, `,"request_id":`...)
+		j.buf = jsonenc.AppendString(j.buf, s.RequestID)
+		j.buf = append(j.buf, `,"scores":`...)
+		j.buf = appendScores(j.buf, s.Values)
+		j.buf = append(j.buf, "}\n"...)
+		if _, err := j.w.Write(j.buf); err != nil {
+			return fmt.Errorf("journal %s: %w", j.path, err)
+		}
+	}
+	return nil
+}
+
+// scoreLine is a "score" line's prefix: lines are written with their
+// keys in a fixed order, so one is known without decoding it.
+var scoreLine = []byte(`{"kind":"score",`)
+
+// readScores reads the scores of a journal's "score" lines, by scoreKey.
+// A torn last line is skipped, as ScanJournal does.
+func readScores(path string) (map[string]map[string]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]map[string]float64{}
+	br := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, rerr := br.ReadBytes('\n')
+		if bytes.HasPrefix(line, scoreLine) && line[len(line)-1] == '\n' {
+			var s struct {
+				Phase     string             `json:"phase"`
+				RequestID string             `json:"request_id"`
+				Scores    map[string]float64 `json:"scores"`
+			}
+			if err := json.Unmarshal(line, &s); err != nil {
+				return nil, fmt.Errorf("%s: score line: %v", path, err)
+			}
+			out[s.Phase+"\x00"+s.RequestID] = s.Scores
+		}
+		if rerr == io.EOF {
+			return out, nil
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("%s: %w", path, rerr)
+		}
+	}
 }
 
 // Flush hands buffered lines to the OS.
@@ -163,9 +224,10 @@ func ScanJournal(path string, fn func(*Record) error) (*Contents, error) {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
 	var (
-		c   *Contents
-		n   int
-		rec Record
+		c      *Contents
+		n      int
+		rec    Record
+		scores map[string]map[string]float64 // by phase and request id; nil when the run has none
 	)
 	for {
 		line, rerr := br.ReadBytes('\n')
@@ -193,21 +255,22 @@ func ScanJournal(path string, fn func(*Record) error) (*Contents, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: not a journal line: %v", path, n, err)
 		}
-		if c == nil {
-			if head.Kind != "run" {
-				return nil, fmt.Errorf("%s: no run header: not an lmbench journal", path)
-			}
-			if head.Version != 1 && head.Version != JournalVersion {
-				return nil, fmt.Errorf("%s: journal version %d, this lmbench reads versions 1 and %d", path, head.Version, JournalVersion)
-			}
-			c = &Contents{Version: head.Version}
-		}
 		var err error
+		if c == nil {
+			if c, err = header(path, head.Kind, head.Version); err != nil {
+				return nil, err
+			}
+		}
 		switch head.Kind {
 		case "run":
-			c.Run, err = decodeRun(c.Version, head.Run)
+			if c.Run, err = decodeRun(c.Version, head.Run); err == nil && len(c.Run.ScoreKeys) > 0 {
+				scores, err = readScores(path)
+			}
 		case "request":
 			if rec, err = decodeRecord(c.Version, head.Record); err == nil {
+				if s, ok := scores[rec.Phase.String()+"\x00"+rec.RequestID]; ok {
+					rec.Scores = s
+				}
 				if err = fn(&rec); err != nil {
 					return nil, err
 				}
@@ -231,6 +294,18 @@ func ScanJournal(path string, fn func(*Record) error) (*Contents, error) {
 	return c, nil
 }
 
+// header checks a journal's first line: a run header of a version this
+// lmbench reads.
+func header(path, kind string, version int) (*Contents, error) {
+	if kind != "run" {
+		return nil, fmt.Errorf("%s: no run header: not an lmbench journal", path)
+	}
+	if version != 1 && version != JournalVersion {
+		return nil, fmt.Errorf("%s: journal version %d, this lmbench reads versions 1 and %d", path, version, JournalVersion)
+	}
+	return &Contents{Version: version}, nil
+}
+
 // --- the JSON forms ---
 
 type journalLine struct {
@@ -247,6 +322,7 @@ type jsonRun struct {
 	OutputDir     string          `json:"output_dir"`
 	Version       string          `json:"lmbench_version"`
 	TagKeys       []string        `json:"tag_keys"`
+	ScoreKeys     []string        `json:"score_keys,omitempty"`
 	Config        json.RawMessage `json:"config"`
 	StartedUnixNs int64           `json:"started_unix_ns"`
 	RequestedRate float64         `json:"requested_rate,omitempty"`
@@ -288,7 +364,7 @@ func toJSONRun(r Run) *jsonRun {
 		cfg = json.RawMessage("{}")
 	}
 	j := &jsonRun{RunID: r.ID, Workload: r.Workload, Model: r.Model, OutputDir: r.OutputDir, Version: r.Version,
-		TagKeys: r.TagKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate}
+		TagKeys: r.TagKeys, ScoreKeys: r.ScoreKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate}
 	if r.Shard != nil {
 		s := toJSONShard(*r.Shard)
 		j.Shard = &s
@@ -335,7 +411,7 @@ func decodeRun(version int, raw json.RawMessage) (Run, error) {
 		return Run{}, fmt.Errorf("run header: %v", err)
 	}
 	run := Run{ID: j.RunID, Workload: j.Workload, Model: j.Model, OutputDir: j.OutputDir, Version: j.Version,
-		TagKeys: j.TagKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}
+		TagKeys: j.TagKeys, ScoreKeys: j.ScoreKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}
 	if j.Shard != nil {
 		s := fromJSONShard(*j.Shard)
 		run.Shard = &s
@@ -492,7 +568,7 @@ func fromUnixNs(ns int64) time.Time {
 	return time.Unix(0, ns)
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	if len(m) == 0 {
 		return nil
 	}

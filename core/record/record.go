@@ -40,6 +40,9 @@ type Run struct {
 	OutputDir string
 	Version   string   // lmbench's
 	TagKeys   []string // the workload's declared tag keys, in order
+	// ScoreKeys are the scores the workload gives its answers
+	// (protocol.Scores), in order; none: it scores nothing.
+	ScoreKeys []string
 	// Config is the resolved configuration as a JSON object (no secrets).
 	Config  json.RawMessage
 	Started time.Time

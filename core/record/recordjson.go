@@ -47,6 +47,15 @@ var recordFields = []recordField{
 	// Absent when none was stated, so the journals of workloads that
 	// state none keep the bytes they had before the field existed.
 	positiveIntField("stated_prompt_tokens", func(r *Record) *int64 { return &r.StatedPromptTokens }),
+	// Absent unless the run records outputs (--record-outputs) and the
+	// answer had text.
+	optionalStringField("output_text", func(r *Record) *string { return &r.OutputText }),
+	// Absent unless the workload scored the answer. A live journal keeps
+	// scores on "score" lines, written once the workload has judged the
+	// answer, and the reader puts them here; a journal rewritten from
+	// records (a fallback, a merge) has them in the record.
+	scoresField("scores"),
+	optionalStringField("target_tier", func(r *Record) *string { return &r.TargetTier }),
 }
 
 // recordField is one key of the record: how its value is written, and
@@ -145,6 +154,46 @@ func positiveIntField(key string, p func(*Record) *int64) recordField {
 	f := intField(key, p)
 	f.omit = func(r *Record) bool { return *p(r) <= 0 }
 	return f
+}
+
+// optionalStringField is a string field whose key is written only when
+// its value is not empty.
+func optionalStringField(key string, p func(*Record) *string) recordField {
+	f := stringField(key, p)
+	f.omit = func(r *Record) bool { return *p(r) == "" }
+	return f
+}
+
+// scoresField is the scores by name, keys sorted; left out when none.
+func scoresField(key string) recordField {
+	return recordField{key: key, as: reflect.TypeFor[map[string]float64](),
+		omit:  func(r *Record) bool { return len(r.Scores) == 0 },
+		write: func(b []byte, r *Record) []byte { return appendScores(b, r.Scores) },
+		set: func(v reflect.Value, r *Record) error {
+			if v.Len() > 0 {
+				r.Scores = v.Interface().(map[string]float64)
+			}
+			return nil
+		}}
+}
+
+// appendScores writes scores as a JSON object with sorted keys (a value
+// JSON cannot hold as null).
+func appendScores(b []byte, scores map[string]float64) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(scores) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		if v := scores[k]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	return append(b, '}')
 }
 
 // floatField writes a float JSON cannot hold (NaN, ±Inf) as null, and

@@ -16,6 +16,8 @@ func TestRecordFieldsCoverRecord(t *testing.T) {
 	t.Parallel()
 	r := fullRecord(1)
 	r.ChunkOffsetsTruncated, r.StatedPromptTokens, r.Error = true, 2005, "cut short"
+	r.TargetTier = "blend"
+	r.OutputText, r.Scores = "The code is \"4832\".\n", map[string]float64{"exact": 0, "contains": 1}
 	v := reflect.ValueOf(r)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {

@@ -246,6 +246,7 @@ func Terminal(w io.Writer, cfg Config, run Run, f stats.Final) {
 	b.WriteString(engineSection(run.Engine, f))
 	b.WriteString(ledgerSection(run.Ledger))
 	b.WriteString(streamSection(run, f))
+	b.WriteString(scoresSection(f.Scores))
 	b.WriteString(shardSection(run))
 	section("Failures", failureEntry("Warmup", f.Failures.Warmup))
 	b.WriteString(failureLines(f.Failures.Warmup))
@@ -402,6 +403,7 @@ func SummaryJSON(cfg Config, run Run, f stats.Final) []byte {
 	doc = withCacheLedger(doc, run.Ledger)
 	doc = withEngineProfile(doc, run.EngineProfile)
 	doc = withStreamChecks(doc, run, f)
+	doc = withScores(doc, f.Scores)
 	doc = withShards(doc, run)
 	var b strings.Builder
 	writeObject(&b, doc, 0)

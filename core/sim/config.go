@@ -72,6 +72,10 @@ type Config struct {
 	// ExtraModels are more model names it lists and serves besides Model,
 	// comma-separated, in the order /v1/models lists them after Model.
 	ExtraModels string
+	// Answers makes the engine answer needle questions ("What is the
+	// access code of vault 17?") from the facts in the prompt ("The access
+	// code of vault 17 is 4832."), instead of its vocabulary's filler.
+	Answers bool
 
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
@@ -118,6 +122,11 @@ type Faults struct {
 	// cost as much as a prefilled one, while still reporting it cached: an
 	// engine whose hits bring no speedup, for the tools that check for one.
 	SlowHits bool
+	// BlendCorrupt is the probability that a blended chunk (Blend) loses
+	// its content for the answer (Answers): a non-prefix reuse that
+	// breaks what the model reads. Drawn per chunk from (Seed, the chunk's
+	// content), so it strikes the same chunks in every run.
+	BlendCorrupt float64
 }
 
 // DefaultConfig models a mid-size GPU serving an 8B model with LMCache:
@@ -301,10 +310,14 @@ func (c Config) checkFaults(bad complain) {
 		{"fault-stall-after-headers", "Faults.StallAfterHeaders", c.Faults.StallAfterHeaders},
 		{"fault-stall-mid-stream", "Faults.StallMidStream", c.Faults.StallMidStream},
 		{"fault-hold-after-done", "Faults.HoldAfterDone", c.Faults.HoldAfterDone},
+		{"fault-blend-corrupt", "Faults.BlendCorrupt", c.Faults.BlendCorrupt},
 	} {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > 1 {
 			bad(f.name, f.field, "must be a fraction between 0 and 1, got %v", f.v)
 		}
+	}
+	if c.Faults.BlendCorrupt > 0 && (!c.Blend || !c.Answers) {
+		bad("fault-blend-corrupt", "Faults.BlendCorrupt", "%v needs blend and answers on (only a blended chunk can be corrupted, and only an answer shows it)", c.Faults.BlendCorrupt)
 	}
 	if c.Faults.DieAfter < 0 {
 		bad("fault-die-after", "Faults.DieAfter", "must be >= 0 (0 = never), got %d", c.Faults.DieAfter)

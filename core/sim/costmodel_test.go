@@ -38,7 +38,7 @@ func TestPrefillCost(t *testing.T) {
 // gen runs one prompt through e and fails the test on error.
 func gen(t *testing.T, e *engine, prompt string) generation {
 	t.Helper()
-	g, err := e.generate(t.Context(), tokenize(prompt), 1, 0, func(int, string) error { return nil })
+	g, err := e.generate(t.Context(), tokenize(prompt), 1, 0, nil, func(int, string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

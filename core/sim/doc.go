@@ -148,6 +148,16 @@ Blending (--blend, CacheBlend-style):
   out, lmbench_sim:kv_blend_hit_tokens_total counts them. With blending,
   every block is also kept as a chunk, so it takes twice the space.
 
+Answers (--answers):
+  The engine answers a needle question, the prompt's last "What is the X?",
+  with V from a sentence "The X is V." in the prompt, or "I do not know.",
+  and stops (finish_reason stop) instead of emitting filler tokens. With
+  --fault-blend-corrupt P (and --blend), each blended chunk loses its
+  tokens for the answer with probability P, drawn from the fault seed and
+  the chunk's content (lmbench_sim:blend_corrupted_chunks_total counts
+  them); a prompt computed that way is still cached as computed, so a
+  later prefix hit on it answers right.
+
 /metrics shows vLLM's series and per-tier counters (lmbench_sim:kv_*_tokens
 {tier="gpu|cpu|disk"}); /status shows LMCache's layout, from which
 2^30 / (cache_size_per_token x world_size) = tokens-per-gb.

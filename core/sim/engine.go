@@ -104,6 +104,7 @@ type engineStats struct {
 	generationTokens atomic.Int64
 	computedTokens   atomic.Int64 // prompt tokens prefilled (not found in any tier)
 	blendRecomputed  atomic.Int64 // blended tokens recomputed anyway
+	blendCorrupted   atomic.Int64 // blended chunks that lost their content (Faults.BlendCorrupt)
 	requestsDone     atomic.Int64 // requests that produced all their tokens
 	requestsStopped  atomic.Int64 // of those, ended at the EOS token before max_tokens (Config.EOSAfter)
 	// Prompt tokens looked up in the CPU and disk tiers (what a KV
@@ -129,8 +130,9 @@ type generation struct {
 	promptTokens     int
 	cachedTokens     int // prefix tokens found in any tier
 	cachedBy         [prefixcache.NumTiers]int
-	blendTokens      int           // tokens reused by blending (not in cachedTokens)
-	prefillCost      time.Duration // modelled GPU time of the prefill, before TimeScale
+	blendTokens      int               // tokens reused by blending (not in cachedTokens)
+	blend            []prefixcache.Hit // the blended chunks, where they sit in the prompt
+	prefillCost      time.Duration     // modelled GPU time of the prefill, before TimeScale
 	completionTokens int
 	queued           time.Duration // waiting for the GPU
 	firstToken       time.Duration // from arrival to the first output token
@@ -139,11 +141,13 @@ type generation struct {
 // generate runs one request: queue for the GPU, prefill what no tier holds
 // and load what lower tiers hold, then produce maxTokens tokens, calling
 // emit for each at its simulated time (the first right after the prefill,
-// or after slowFirst more, then one every DecodePerToken). It stops early,
-// returning the error, when ctx ends or emit fails; the GPU is released
-// either way.
+// or after slowFirst more, then one every DecodePerToken). With answer
+// set, the tokens are what it returns once the prefill knows which chunks
+// were blended (at most maxTokens of them), not the vocabulary's. It stops
+// early, returning the error, when ctx ends or emit fails; the GPU is
+// released either way.
 func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, slowFirst time.Duration,
-	emit func(k int, text string) error) (generation, error) {
+	answer func(blend []prefixcache.Hit) []string, emit func(k int, text string) error) (generation, error) {
 	arrived := time.Now()
 	g := generation{promptTokens: len(prompt)}
 	// Tokenizer work, off the GPU.
@@ -168,6 +172,11 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 	e.gpu.release()
 	if err != nil {
 		return g, err
+	}
+	var words []string
+	if answer != nil {
+		words = answer(g.blend)
+		maxTokens = min(maxTokens, len(words))
 	}
 
 	start := time.Now()
@@ -201,7 +210,11 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 			e.stats.latency.itl.Observe(now.Sub(last).Seconds())
 		}
 		last = now
-		if err := emit(k, outputToken(k)); err != nil {
+		text := outputToken(k)
+		if words != nil {
+			text = words[k]
+		}
+		if err := emit(k, text); err != nil {
 			return g, err
 		}
 		g.completionTokens++
@@ -224,7 +237,7 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 		g.cachedBy[t] = prefixcache.TokensFrom(r.Prefix, t, bs)
 		g.cachedTokens += g.cachedBy[t]
 	}
-	g.blendTokens = r.BlendTokens
+	g.blendTokens, g.blend = r.BlendTokens, r.Blend
 	blendBy := [prefixcache.NumTiers]int{}
 	for t := range prefixcache.NumTiers {
 		blendBy[t] = prefixcache.TokensFrom(r.Blend, t, bs)

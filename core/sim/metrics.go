@@ -85,6 +85,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		"Prompt tokens no tier held, prefilled on the GPU.", st.computedTokens.Load())
 	e.counter("lmbench_sim:blend_recomputed_tokens_total",
 		"Tokens of blended chunks recomputed anyway (the blend recompute fraction).", st.blendRecomputed.Load())
+	e.counter("lmbench_sim:blend_corrupted_chunks_total",
+		"Blended chunks whose content was lost to the answer (the blend corrupt fault).", st.blendCorrupted.Load())
 	for f := range numFaults {
 		e.counter("lmbench_sim:faults_total", "Injected faults, by kind.", st.faults[f].Load(), "kind", faultNames[f])
 	}

@@ -423,7 +423,7 @@ func (c *completion) cutConnection() {
 func (c *completion) stream() (g generation, started bool, err error) {
 	out := newSSE(c.w)
 	cutAt, badAt := c.maxTokens/2, c.maxTokens/2 // cut after half the tokens; corrupt the middle one
-	g, err = c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, func(k int, text string) error {
+	g, err = c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, c.answerFor(), func(k int, text string) error {
 		if c.cut && k == max(cutAt, 1) {
 			c.cutConnection()
 		}
@@ -462,7 +462,7 @@ func (c *completion) stream() (g generation, started bool, err error) {
 // whole writes the answer as one JSON response.
 func (c *completion) whole() (generation, error) {
 	var text strings.Builder
-	g, err := c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, func(_ int, t string) error {
+	g, err := c.s.engine.generate(c.ctx, c.prompt, c.maxTokens, c.slowFirst, c.answerFor(), func(_ int, t string) error {
 		text.WriteString(t)
 		return nil
 	})

@@ -146,6 +146,7 @@ type Builder struct {
 	warmup, measure     Cache
 	warmupF, measureF   failure.Tally
 	prompts             struct{ warmup, measure PromptCheck }
+	scores              scoreTally
 	hasLag              bool
 	load                loadTally
 	coarse              int // measured requests with a CoarseStream
@@ -181,6 +182,7 @@ func DecodeSpeed(r *record.Record) float64 {
 // Add takes one record. Warmup records count only in the cache block.
 func (b *Builder) Add(r *record.Record) {
 	b.addPrompt(r)
+	b.addScore(r)
 	if r.Phase != record.Measure {
 		b.warmup.add(r)
 		b.warmupF.Add(r.Success, r.RequestID, r.Error)

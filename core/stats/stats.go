@@ -82,6 +82,9 @@ type Final struct {
 	// far fewer chunks than their usage counts (CoarseStream): their
 	// decode speed, TPOT and ITL are left out.
 	CoarseStreams int
+	// Scores are the workload's scores of the measured answers; nil when
+	// it scored none (set from the run's tag keys: Builder.Scores).
+	Scores *Scores
 	// Load and Goodput are filled in by Builder.Judge.
 	Load    Load
 	Goodput Goodput

@@ -26,8 +26,9 @@ import (
 // (docs/results-schema.md). It changes whenever a column is renamed,
 // retyped or removed, or changes meaning. Version 2 added the chunk, usage,
 // finish and from-scheduled columns; version 3 the stated prompt length
-// and the explicit-schedule flag.
-const SchemaVersion = 3
+// and the explicit-schedule flag; version 4 the answer's text, the
+// workload's scores and the declared reuse tier.
+const SchemaVersion = 4
 
 // maxGroupOffsets ends a row group early once it holds this many chunk
 // offsets (16 MiB of them raw): the row group size counts rows, and a run
@@ -100,6 +101,12 @@ type Row struct {
 	ExplicitSchedule   bool   `parquet:"explicit_schedule"`
 
 	Tags map[string]string `parquet:"tags" parquet-key:",dict" parquet-value:",dict"`
+	// Schema version 4: the answer (null unless the run recorded
+	// outputs) and the workload's scores of it by name (empty when it
+	// gave none).
+	OutputText *string            `parquet:"output_text,optional"`
+	Scores     map[string]float64 `parquet:"scores" parquet-key:",dict"`
+	TargetTier *string            `parquet:"target_tier,optional,dict"` // the reuse the workload declared; null: none named
 }
 
 // tagColumn is a per-tag-key column.
@@ -186,18 +193,19 @@ func (o Options) Validate() error {
 // renames it into place on Finish, so the target name only ever holds a
 // complete file (Parquet's footer, written last, is what makes it readable).
 type parquetExporter struct {
-	log    zerolog.Logger
-	path   string // final name
-	tmp    string // name while writing
-	f      *os.File
-	w      *parquet.Writer
-	schema *parquet.Schema
-	row    parquet.Row // reused by Write
-	tagKey int         // leaf column index of tags.key_value.key
-	tagVal int         // leaf column index of tags.key_value.value
-	tags   []tagColumn
-	typ    reflect.Type
-	rows   int64
+	log                zerolog.Logger
+	path               string // final name
+	tmp                string // name while writing
+	f                  *os.File
+	w                  *parquet.Writer
+	schema             *parquet.Schema
+	row                parquet.Row // reused by Write
+	tagKey             int         // leaf column index of tags.key_value.key
+	tagVal             int         // leaf column index of tags.key_value.value
+	scoreKey, scoreVal int         // leaf column indexes of scores.key_value.key and .value
+	tags               []tagColumn
+	typ                reflect.Type
+	rows               int64
 	// The current row group: rows and chunk offsets written into it.
 	groupRows, groupOffsets int64
 	groupSize               int64 // the row-group-size option
@@ -234,14 +242,14 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 		groupSize: int64(o.RowGroupSize)}
 	e.typ = rowType(e.tags)
 	e.schema = parquet.SchemaOf(reflect.New(e.typ).Interface())
-	key, okKey := e.schema.Lookup("tags", "key_value", "key")
-	val, okVal := e.schema.Lookup("tags", "key_value", "value")
-	if !okKey || !okVal {
+	var okTags, okScores bool
+	e.tagKey, e.tagVal, okTags = mapColumns(e.schema, "tags")
+	e.scoreKey, e.scoreVal, okScores = mapColumns(e.schema, "scores")
+	if !okTags || !okScores {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, errors.New("parquet: the row schema has no tags map")
+		return nil, errors.New("parquet: the row schema lacks its tags or scores map")
 	}
-	e.tagKey, e.tagVal = key.ColumnIndex, val.ColumnIndex
 	tagKeys, _ := json.Marshal(nonNil(env.Run.TagKeys))
 	opts := []parquet.WriterOption{
 		e.schema,
@@ -262,6 +270,14 @@ func newParquetExporter(o Options, env exporter.Env) (exporter.Exporter, error) 
 	}
 	e.w = parquet.NewWriter(f, opts...)
 	return e, nil
+}
+
+// mapColumns are the leaf column indexes of map column name's keys and
+// values.
+func mapColumns(schema *parquet.Schema, name string) (key, val int, ok bool) {
+	k, okKey := schema.Lookup(name, "key_value", "key")
+	v, okVal := schema.Lookup(name, "key_value", "value")
+	return k.ColumnIndex, v.ColumnIndex, okKey && okVal
 }
 
 func nonNil(s []string) []string {
@@ -294,6 +310,7 @@ func (e *parquetExporter) Write(_ context.Context, records []exporter.Record) er
 		}
 		e.row = e.schema.Deconstruct(e.row[:0], v.Interface())
 		sortMapEntries(e.row, e.tagKey, e.tagVal)
+		sortMapEntries(e.row, e.scoreKey, e.scoreVal)
 		if _, err := e.w.WriteRows([]parquet.Row{e.row}); err != nil {
 			e.failed = fmt.Errorf("parquet: writing %s: %w", e.tmp, err)
 			return e.failed
@@ -374,6 +391,7 @@ func toRow(r *exporter.Record) Row {
 		FinishReason: stringPtr(r.FinishReason), ResponseID: stringPtr(r.ResponseID), ResponseModel: stringPtr(r.ResponseModel),
 		TPOTMs: msPtr(r.TPOT()), TTFTFromScheduledMs: msPtr(r.TTFTFromScheduled()), E2EFromScheduledMs: msPtr(r.E2EFromScheduled()),
 		ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
+		OutputText: stringPtr(r.OutputText), Scores: r.Scores, TargetTier: stringPtr(r.TargetTier),
 	}
 	if r.StatedPromptTokens > 0 {
 		row.StatedPromptTokens = &r.StatedPromptTokens

@@ -63,6 +63,7 @@ func sampleRecords() []exporter.Record {
 			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{123000, 140500, 2500000}, ChunkOffsetsTruncated: true,
 			FinishReason: "stop", ResponseID: "chatcmpl-1", ResponseModel: "org/m",
 			ExplicitSchedule: true, StatedPromptTokens: 10005,
+			OutputText: "The code is 4832.", Scores: map[string]float64{"exact": 0, "contains": 1}, TargetTier: "blend",
 		},
 		{
 			RunID: "run-1", Workload: "long-doc-qa", Phase: exporter.Measure, Seq: 3, RequestID: "doc1_q0",
@@ -219,8 +220,17 @@ func TestRoundTrip(t *testing.T) {
 			RunID: r.RunID, Workload: r.Workload, Phase: r.Phase.String(), Seq: r.Seq, RequestID: r.RequestID,
 			Success: r.Success, LatencyMs: r.Latency * 1000, ITLMs: r.ITL * 1000, DecodeSpeed: r.DecodeSpeed,
 			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens,
-			ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
+			ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags, Scores: r.Scores,
 		}}
+		if r.OutputText != "" { // null when the run kept no outputs
+			want.OutputText = &r.OutputText
+		}
+		if r.TargetTier != "" {
+			want.TargetTier = &r.TargetTier
+		}
+		if want.Scores == nil { // a map column reads back empty, not null
+			want.Scores = map[string]float64{}
+		}
 		if r.StatedPromptTokens > 0 { // null when none was stated
 			want.StatedPromptTokens = &r.StatedPromptTokens
 		}

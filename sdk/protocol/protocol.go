@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 5
+	Minor = 6
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -66,6 +66,12 @@ const (
 	// together send the plan one unsharded run sends. A host refuses
 	// --shard for a workload without it. (minor 4)
 	Sharding = "shard"
+	// Scores: the workload scores the answers it hears of (a needle's
+	// exact match, say) under the names in WorkloadDescription.ScoreKeys,
+	// and returns them in StepResponse.Scores and, for results delivered
+	// by OnFinished, in its answer (Scorer). The host puts them on the
+	// request's record. An older host asks for no scores. (minor 6)
+	Scores = "scores"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -80,10 +86,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {
@@ -227,6 +233,14 @@ type WorkloadDescription struct {
 	TagKeys []string
 	// WantsResponseText: deliver response text (and tool calls) in Result.
 	WantsResponseText bool
+	// ScoreKeys name the scores the workload gives each answer (the
+	// Scores capability); none: it scores nothing. (minor 6)
+	ScoreKeys []string
+	// Deterministic asks for deterministic decoding: the host sends every
+	// request with the run's seed (the body's "seed", which vLLM and
+	// SGLang honour), besides temperature 0, which it always sends; an
+	// older host sends no seed. (minor 6)
+	Deterministic bool
 }
 
 // Common holds the run-wide settings every workload may use.
@@ -392,6 +406,17 @@ type StepResponse struct {
 	// were resolved.
 	Released []string
 	Next     Next
+	// Scores of answers the workload heard of (the Scores capability).
+	Scores []Score
+}
+
+// Score is a finished request's scores, as the workload judged its
+// answer: Values by score name (WorkloadDescription.ScoreKeys), 1 for a
+// right answer and 0 for a wrong one, or any value between. (minor 6)
+type Score struct {
+	RequestID string
+	Phase     Phase
+	Values    map[string]float64
 }
 
 // Result is a finished request as the host measured it.
@@ -494,6 +519,15 @@ type Record struct {
 	// (Request.PromptTokens), by the host's tokenizer, beside InputTokens,
 	// the engine's usage.prompt_tokens; 0: none stated. (minor 5)
 	StatedPromptTokens int64
+	// OutputText is the answer's text, kept only when the run records
+	// outputs (lmbench run --record-outputs); "" otherwise. (minor 6)
+	OutputText string
+	// Scores are the workload's scores of the answer by name (the Scores
+	// capability); nil when it gave none. (minor 6)
+	Scores map[string]float64
+	// TargetTier is the tier the request's reuse targets, as the workload
+	// declared it (Request.TargetTier; "": none named). (minor 6)
+	TargetTier string
 }
 
 // Timings derived from a record's own fields, in seconds, so that every

@@ -18,6 +18,14 @@ type WorkloadService interface {
 	OnFinished(ctx context.Context, results []Result) error
 }
 
+// Scorer is an optional method of a WorkloadService with the Scores
+// capability: OnFinished that answers the scores of the results it
+// delivered. The host calls it instead of OnFinished once both sides
+// announced Scores.
+type Scorer interface {
+	OnFinishedScored(ctx context.Context, results []Result) ([]Score, error)
+}
+
 // ExporterService is the exporter protocol, in Go. The host calls
 // Configure once, Write any number of times from one goroutine, then
 // Finish once; Finish without any Write is valid.

@@ -138,7 +138,10 @@ type Transcript struct {
 	RequestedRate float64
 	Requests      []Sent            // in send order, both phases
 	Results       []workload.Result // as delivered to the workload, in order
-	Steps         int
+	// Scores are what a scoring workload (Definition.ScoreKeys) gave the
+	// answers, in the order they came back.
+	Scores []protocol.Score
+	Steps  int
 	// Elapsed is the virtual duration of each phase.
 	WarmupElapsed, MeasureElapsed time.Duration
 }
@@ -343,6 +346,16 @@ func (r recorder) OnFinished(ctx context.Context, results []protocol.Result) err
 	return r.WorkloadService.OnFinished(ctx, results)
 }
 
+// OnFinishedScored passes the scores on when the workload answers them.
+func (r recorder) OnFinishedScored(ctx context.Context, results []protocol.Result) ([]protocol.Score, error) {
+	sc, ok := r.WorkloadService.(protocol.Scorer)
+	if !ok {
+		return nil, r.OnFinished(ctx, results)
+	}
+	r.tr.Results = append(r.tr.Results, results...)
+	return sc.OnFinishedScored(ctx, results)
+}
+
 // virtual is the transport and observer of a run on virtual time: a
 // request finishes when the fake engine says, and Wait jumps to the next
 // event.
@@ -368,6 +381,7 @@ func (v *virtual) PhaseStarted(_ protocol.Phase, start time.Time) { v.start = st
 func (v *virtual) Sent(*runloop.Outgoing)                         {}
 func (v *virtual) Finished(*runloop.Finished[Reply]) error        { return nil }
 func (v *virtual) PhaseEnded(protocol.Phase, time.Time)           {}
+func (v *virtual) Scored(scores []protocol.Score)                 { v.tr.Scores = append(v.tr.Scores, scores...) }
 
 func (v *virtual) Send(req *runloop.Outgoing) {
 	now := v.Now()

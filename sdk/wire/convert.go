@@ -141,11 +141,13 @@ func fromFieldErrors(errs []*pluginv1.FieldError) []protocol.FieldError {
 // --- workload ---
 
 func toWorkloadDescription(d protocol.WorkloadDescription) *workloadv1.DescribeResponse {
-	return &workloadv1.DescribeResponse{Info: toInfo(d.Info), Options: toSpecs(d.Options), TagKeys: d.TagKeys, WantsResponseText: d.WantsResponseText}
+	return &workloadv1.DescribeResponse{Info: toInfo(d.Info), Options: toSpecs(d.Options), TagKeys: d.TagKeys, WantsResponseText: d.WantsResponseText, ScoreKeys: d.ScoreKeys,
+		Deterministic: d.Deterministic}
 }
 
 func fromWorkloadDescription(d *workloadv1.DescribeResponse) protocol.WorkloadDescription {
-	return protocol.WorkloadDescription{Info: fromInfo(d.GetInfo()), Options: fromSpecs(d.GetOptions()), TagKeys: d.GetTagKeys(), WantsResponseText: d.GetWantsResponseText()}
+	return protocol.WorkloadDescription{Info: fromInfo(d.GetInfo()), Options: fromSpecs(d.GetOptions()), TagKeys: d.GetTagKeys(), WantsResponseText: d.GetWantsResponseText(), ScoreKeys: d.GetScoreKeys(),
+		Deterministic: d.GetDeterministic()}
 }
 
 func toWorkloadConfig(c protocol.WorkloadConfig) *workloadv1.ConfigureRequest {
@@ -309,7 +311,7 @@ func fromRequest(r *workloadv1.Request) protocol.Request {
 }
 
 func toStepResponse(r protocol.StepResponse) *workloadv1.StepResponse {
-	out := &workloadv1.StepResponse{Released: r.Released}
+	out := &workloadv1.StepResponse{Released: r.Released, Scores: toScores(r.Scores)}
 	if len(r.Contents) > 0 {
 		out.Contents = make([]*workloadv1.Content, len(r.Contents))
 		for i, c := range r.Contents {
@@ -338,7 +340,7 @@ func toStepResponse(r protocol.StepResponse) *workloadv1.StepResponse {
 }
 
 func fromStepResponse(r *workloadv1.StepResponse) protocol.StepResponse {
-	out := protocol.StepResponse{Released: r.GetReleased()}
+	out := protocol.StepResponse{Released: r.GetReleased(), Scores: fromScores(r.GetScores())}
 	if cs := r.GetContents(); len(cs) > 0 {
 		out.Contents = make([]protocol.Content, len(cs))
 		for i, c := range cs {
@@ -362,6 +364,30 @@ func fromStepResponse(r *workloadv1.StepResponse) protocol.StepResponse {
 		out.Next = protocol.Next{Kind: protocol.NextDone}
 	case *workloadv1.StepResponse_WaitForInFlightBelow:
 		out.Next = protocol.Next{Kind: protocol.NextWaitForInFlightBelow, InFlightBelow: int(n.WaitForInFlightBelow)}
+	}
+	return out
+}
+
+// toScores converts scores to their protobuf form (nil for none).
+func toScores(ss []protocol.Score) []*workloadv1.Score {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]*workloadv1.Score, len(ss))
+	for i, s := range ss {
+		out[i] = &workloadv1.Score{RequestId: s.RequestID, Phase: workloadv1.Phase(s.Phase), Values: s.Values}
+	}
+	return out
+}
+
+// fromScores converts scores from their protobuf form (nil for none).
+func fromScores(ss []*workloadv1.Score) []protocol.Score {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]protocol.Score, len(ss))
+	for i, s := range ss {
+		out[i] = protocol.Score{RequestID: s.GetRequestId(), Phase: protocol.Phase(s.GetPhase()), Values: s.GetValues()}
 	}
 	return out
 }
@@ -461,6 +487,7 @@ func toRecord(r *protocol.Record) *exporterv1.Record {
 		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
 		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseId: r.ResponseID,
 		ResponseModel: r.ResponseModel, ExplicitSchedule: r.ExplicitSchedule, StatedPromptTokens: r.StatedPromptTokens,
+		OutputText: r.OutputText, Scores: r.Scores, TargetTier: r.TargetTier,
 	}
 }
 
@@ -474,6 +501,7 @@ func fromRecord(r *exporterv1.Record) protocol.Record {
 		Chunks: r.GetChunks(), UsageOutputTokens: r.GetUsageOutputTokens(), ChunkOffsetsUs: nonEmpty(r.GetChunkOffsetsUs()),
 		ChunkOffsetsTruncated: r.GetChunkOffsetsTruncated(), FinishReason: r.GetFinishReason(), ResponseID: r.GetResponseId(),
 		ResponseModel: r.GetResponseModel(), ExplicitSchedule: r.GetExplicitSchedule(), StatedPromptTokens: r.GetStatedPromptTokens(),
+		OutputText: r.GetOutputText(), Scores: r.GetScores(), TargetTier: r.GetTargetTier(),
 	}
 }
 

@@ -224,6 +224,7 @@ func TestStepResponseRoundTrip(t *testing.T) {
 		Requests: []protocol.Request{chatRequest, completionRequest, scheduledAtZero},
 		Released: []string{"old0", "old1"},
 		Next:     protocol.Next{Kind: protocol.NextWakeAt, At: 5 * time.Second},
+		Scores:   []protocol.Score{{RequestID: "q0", Phase: protocol.Measure, Values: map[string]float64{"exact": 0, "contains": 1}}},
 	}
 	cases := map[string]protocol.StepResponse{"full": full}
 	for name, next := range map[string]protocol.Next{
@@ -307,6 +308,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			Chunks: 130, UsageOutputTokens: 128, ChunkOffsetsUs: []int64{124_999, 143_000, 2_499_999}, ChunkOffsetsTruncated: true,
 			FinishReason: "length", ResponseID: "chatcmpl-7", ResponseModel: "org/m-7b",
 			ExplicitSchedule: true, StatedPromptTokens: 10005,
+			OutputText: "The code is 4832.", Scores: map[string]float64{"exact": 1, "contains": 1}, TargetTier: protocol.TierBlend,
 		},
 		"the longest offset list": {
 			RunID: "r", Phase: protocol.Measure, RequestID: "long", Success: true, Chunks: 20000, UsageOutputTokens: 20000,

@@ -106,8 +106,18 @@ func (w *workloadClient) Step(ctx context.Context, req protocol.StepRequest) (pr
 }
 
 func (w *workloadClient) OnFinished(ctx context.Context, results []protocol.Result) error {
-	_, err := w.c.OnFinished(ctx, &workloadv1.OnFinishedRequest{Results: toResults(results)})
-	return clientErr(err)
+	_, err := w.OnFinishedScored(ctx, results)
+	return err
+}
+
+// OnFinishedScored is OnFinished with the scores the plugin answers
+// (protocol.Scorer; none from a plugin before minor 6).
+func (w *workloadClient) OnFinishedScored(ctx context.Context, results []protocol.Result) ([]protocol.Score, error) {
+	r, err := w.c.OnFinished(ctx, &workloadv1.OnFinishedRequest{Results: toResults(results)})
+	if err != nil {
+		return nil, clientErr(err)
+	}
+	return fromScores(r.GetScores()), nil
 }
 
 // WorkloadServer answers the workload service's gRPC from impl.
@@ -154,6 +164,13 @@ func (s workloadServer) Tokenize(stream grpc.BidiStreamingServer[workloadv1.Toke
 }
 
 func (s workloadServer) OnFinished(ctx context.Context, r *workloadv1.OnFinishedRequest) (*workloadv1.OnFinishedResponse, error) {
+	if sc, ok := s.impl.(protocol.Scorer); ok {
+		scores, err := sc.OnFinishedScored(ctx, fromResults(r.GetResults()))
+		if err != nil {
+			return nil, statusOf(err)
+		}
+		return &workloadv1.OnFinishedResponse{Scores: toScores(scores)}, nil
+	}
 	if err := s.impl.OnFinished(ctx, fromResults(r.GetResults())); err != nil {
 		return nil, statusOf(err)
 	}

@@ -109,6 +109,44 @@ func (f *exporterFake) Finish(_ context.Context, s protocol.Summary) ([]protocol
 	return f.files, f.err
 }
 
+// scoringFake is workloadFake with the Scores capability's OnFinished.
+type scoringFake struct {
+	workloadFake
+	scores []protocol.Score
+}
+
+func (f *scoringFake) OnFinishedScored(_ context.Context, rs []protocol.Result) ([]protocol.Score, error) {
+	f.finished = rs
+	return f.scores, f.err
+}
+
+// OnFinished's answer carries a scoring plugin's scores back; a plugin
+// that scores nothing answers none.
+func TestOnFinishedScoredOverGRPC(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	results := []protocol.Result{{ID: "q1", Phase: protocol.Measure, Success: true, Text: "4832"}}
+	want := []protocol.Score{{RequestID: "q1", Phase: protocol.Measure, Values: map[string]float64{"exact": 1, "contains": 1}}}
+	scoring := &scoringFake{scores: want}
+	c := wire.WorkloadClient(serve(t, func(s *grpc.Server) { wire.RegisterWorkload(s, scoring) }))
+	got, err := c.(protocol.Scorer).OnFinishedScored(ctx, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("scores (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(results, scoring.finished); d != "" {
+		t.Errorf("results the plugin saw (-want +got):\n%s", d)
+	}
+	plain := &workloadFake{}
+	c = wire.WorkloadClient(serve(t, func(s *grpc.Server) { wire.RegisterWorkload(s, plain) }))
+	got, err = c.(protocol.Scorer).OnFinishedScored(ctx, results)
+	if err != nil || got != nil {
+		t.Errorf("a plugin that scores nothing: got %v, %v; want no scores, no error", got, err)
+	}
+}
+
 var host = protocol.HostInfo{Version: "1.4.0", ProtocolMinor: protocol.Minor, Capabilities: protocol.HostCapabilities}
 
 // Every call carries its request to the service and its answer back.
@@ -119,7 +157,7 @@ func TestWorkloadOverGRPC(t *testing.T) {
 		desc: protocol.WorkloadDescription{
 			Info:    protocol.PluginInfo{Kind: protocol.WorkloadKind, Name: "w", Version: "1", ProtocolMinor: 1, Capabilities: []string{protocol.ToolCalls}},
 			Options: []protocol.OptionSpec{{Name: "n", Type: protocol.OptionInt, Default: int64(3), Min: new(1.0)}},
-			TagKeys: []string{"doc"}, WantsResponseText: true,
+			TagKeys: []string{"doc"}, WantsResponseText: true, ScoreKeys: []string{"exact"}, Deterministic: true,
 		},
 		configured: protocol.Configured{Resolved: protocol.Values{"n": int64(3)}, Title: "w", PlannedRequests: 9},
 		resp: protocol.StepResponse{
@@ -127,6 +165,7 @@ func TestWorkloadOverGRPC(t *testing.T) {
 			Requests: []protocol.Request{{ID: "q", Messages: []protocol.Message{{Role: "user", Content: []protocol.Segment{{Ref: "d"}}}}, MaxTokens: 5}},
 			Released: []string{"old"},
 			Next:     protocol.Next{Kind: protocol.NextWakeAtOrFinish, At: time.Second},
+			Scores:   []protocol.Score{{RequestID: "a", Phase: protocol.Measure, Values: map[string]float64{"exact": 1}}},
 		},
 	}
 	c := wire.WorkloadClient(serve(t, func(s *grpc.Server) { wire.RegisterWorkload(s, fake) }))

@@ -31,6 +31,7 @@ type server[O any] struct {
 	wl       Workload
 	registry *Registry
 	queue    []protocol.StepResponse // the rest of a split answer
+	scores   []protocol.Score        // scores not yet sent (the Scores capability)
 }
 
 func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protocol.WorkloadDescription, error) {
@@ -46,6 +47,8 @@ func (s *server[O]) Describe(_ context.Context, host protocol.HostInfo) (protoco
 		Options:           specs,
 		TagKeys:           s.def.TagKeys,
 		WantsResponseText: s.def.WantsResponseText,
+		ScoreKeys:         s.def.ScoreKeys,
+		Deterministic:     s.def.Deterministic,
 	}, nil
 }
 
@@ -128,11 +131,43 @@ func (s *server[O]) configured() (Workload, *Registry, protocol.Capabilities, er
 
 // capabilities is what this workload announces: the SDK's, without the
 // tokenizer unless the definition counts tokens, nor sharding unless it
-// splits its plan.
+// splits its plan, nor scores unless it names some.
 func (s *server[O]) capabilities() []string {
 	return slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool {
-		return (c == protocol.Tokenizer && !s.def.CountsTokens) || (c == protocol.Sharding && !s.def.Shards)
+		return (c == protocol.Tokenizer && !s.def.CountsTokens) || (c == protocol.Sharding && !s.def.Shards) ||
+			(c == protocol.Scores && len(s.def.ScoreKeys) == 0)
 	})
+}
+
+// finished tells the workload of results and, with the Scores
+// capability, queues the scores it gives them.
+func (s *server[O]) finished(ctx context.Context, wl Workload, caps protocol.Capabilities, results []protocol.Result) error {
+	if err := wl.OnFinished(ctx, results); err != nil {
+		return fmt.Errorf("on finished: %w", err)
+	}
+	sc, ok := wl.(Scorer)
+	if !ok || !caps.Has(protocol.Scores) {
+		return nil
+	}
+	var scores []protocol.Score
+	for i := range results {
+		if v := sc.Score(results[i]); len(v) > 0 {
+			scores = append(scores, protocol.Score{RequestID: results[i].ID, Phase: results[i].Phase, Values: v})
+		}
+	}
+	s.mu.Lock()
+	s.scores = append(s.scores, scores...)
+	s.mu.Unlock()
+	return nil
+}
+
+// takeScores returns the queued scores and forgets them.
+func (s *server[O]) takeScores() []protocol.Score {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.scores
+	s.scores = nil
+	return out
 }
 
 func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
@@ -141,11 +176,12 @@ func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protoco
 		return protocol.StepResponse{}, err
 	}
 	if len(req.Finished) > 0 {
-		if err := wl.OnFinished(ctx, req.Finished); err != nil {
-			return protocol.StepResponse{}, fmt.Errorf("on finished: %w", err)
+		if err := s.finished(ctx, wl, caps, req.Finished); err != nil {
+			return protocol.StepResponse{}, err
 		}
 	}
 	if resp, ok := s.dequeue(); ok {
+		resp.Scores = s.takeScores()
 		return resp, nil
 	}
 	out, err := wl.Step(ctx, StepInput{Phase: req.Phase, Offset: req.Offset, InFlight: req.InFlight})
@@ -198,6 +234,7 @@ func (s *server[O]) Step(ctx context.Context, req protocol.StepRequest) (protoco
 		s.queue = chunks[1:]
 		s.mu.Unlock()
 	}
+	chunks[0].Scores = s.takeScores()
 	return chunks[0], nil
 }
 
@@ -291,13 +328,21 @@ func requestSize(r *protocol.Request) int {
 	return n
 }
 
+// OnFinished tells the workload of results; their scores, if any, go
+// out with the next Step.
 func (s *server[O]) OnFinished(ctx context.Context, results []protocol.Result) error {
-	wl, _, _, err := s.configured()
+	wl, _, caps, err := s.configured()
 	if err != nil {
 		return err
 	}
-	if err := wl.OnFinished(ctx, results); err != nil {
-		return fmt.Errorf("on finished: %w", err)
+	return s.finished(ctx, wl, caps, results)
+}
+
+// OnFinishedScored is OnFinished answering the scores of these results and
+// of any still queued (protocol.Scorer).
+func (s *server[O]) OnFinishedScored(ctx context.Context, results []protocol.Result) ([]protocol.Score, error) {
+	if err := s.OnFinished(ctx, results); err != nil {
+		return nil, err
 	}
-	return nil
+	return s.takeScores(), nil
 }

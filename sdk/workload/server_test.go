@@ -145,6 +145,53 @@ func overGRPC(t *testing.T, srv protocol.WorkloadService) protocol.WorkloadServi
 	return wire.WorkloadClient(conn)
 }
 
+// scoringFake scores an answer 1 when it is "right", 0 otherwise.
+type scoringFake struct{ fake }
+
+func (f *scoringFake) Score(r workload.Result) map[string]float64 {
+	if r.Text == "right" {
+		return map[string]float64{"exact": 1}
+	}
+	return map[string]float64{"exact": 0}
+}
+
+// A scoring workload's scores travel back with the next Step, or in
+// OnFinishedScored's answer; a host without the capability gets none.
+func TestScores(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	def := definition(func(testOptions, workload.Env) (workload.Workload, error) { return &scoringFake{}, nil })
+	def.ScoreKeys = []string{"exact"}
+	srv := workload.NewServer(def, zerolog.Nop())
+	configure(t, srv, protocol.WorkloadConfig{})
+	resp, err := srv.Step(ctx, protocol.StepRequest{Phase: protocol.Measure,
+		Finished: []protocol.Result{{ID: "a", Phase: protocol.Measure, Text: "right"}, {ID: "b", Phase: protocol.Measure, Text: "wrong"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []protocol.Score{
+		{RequestID: "a", Phase: protocol.Measure, Values: map[string]float64{"exact": 1}},
+		{RequestID: "b", Phase: protocol.Measure, Values: map[string]float64{"exact": 0}},
+	}
+	if d := cmp.Diff(want, resp.Scores); d != "" {
+		t.Errorf("Step's scores (-want +got):\n%s", d)
+	}
+	got, err := srv.(protocol.Scorer).OnFinishedScored(ctx, []protocol.Result{{ID: "c", Phase: protocol.Measure, Text: "right"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]protocol.Score{{RequestID: "c", Phase: protocol.Measure, Values: map[string]float64{"exact": 1}}}, got); d != "" {
+		t.Errorf("OnFinishedScored's scores (-want +got):\n%s", d)
+	}
+
+	old := workload.NewServer(def, zerolog.Nop())
+	configureAs(t, old, protocol.HostInfo{Version: "old", ProtocolMinor: 5, Capabilities: []string{protocol.FinishedInStep}}, protocol.WorkloadConfig{})
+	resp, err = old.Step(ctx, protocol.StepRequest{Phase: protocol.Measure, Finished: []protocol.Result{{ID: "a", Phase: protocol.Measure, Text: "right"}}})
+	if err != nil || resp.Scores != nil {
+		t.Errorf("a host without scores: got %v, %v; want no scores", resp.Scores, err)
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	t.Parallel()
 	srv := workload.NewServer(stepDef(&fake{}), zerolog.Nop())
@@ -155,7 +202,9 @@ func TestDescribe(t *testing.T) {
 	want := protocol.WorkloadDescription{
 		Info: protocol.PluginInfo{
 			Kind: protocol.WorkloadKind, Name: "test-wl", Version: "1.2.3", Summary: "a test workload", Prefix: "tw",
-			ProtocolMinor: protocol.Minor, Capabilities: protocol.WorkloadCapabilities, SDKVersion: wire.SDKVersion,
+			ProtocolMinor: protocol.Minor, SDKVersion: wire.SDKVersion,
+			// Scores only for a definition that names some.
+			Capabilities: slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool { return c == protocol.Scores }),
 		},
 		Options: []protocol.OptionSpec{
 			{Name: "docs", Type: protocol.OptionInt, Help: "Documents.", Min: new(1.0), Default: int64(2)},

@@ -280,6 +280,15 @@ type (
 	Rater interface{ RequestedRate() float64 }
 )
 
+// Scorer is an optional Workload method: the scores of an answer, by the
+// names in Definition.ScoreKeys (1 right, 0 wrong, or between), called
+// for each result right after OnFinished has it; nil or empty: none. The
+// host puts them on the request's record (capability protocol.Scores; an
+// older host asks for none).
+type Scorer interface {
+	Score(r Result) map[string]float64
+}
+
 // Prechecker is an optional interface of a workload's options type: checks
 // that need no engine but more than Validate, such as reading and linting
 // a trace file. A host with the protocol.CheckOptions capability runs
@@ -306,6 +315,14 @@ type Definition[O any] struct {
 	TagKeys []string
 	// WantsResponseText asks the host to deliver response text in Result.
 	WantsResponseText bool
+	// ScoreKeys name the scores the workload gives each answer (its
+	// Scorer; capability protocol.Scores), e.g. "exact", "contains". A
+	// workload that scores answers usually wants response text too.
+	ScoreKeys []string
+	// Deterministic asks the host to send every request with the run's
+	// seed, for answers that repeat from run to run (lmbench always sends
+	// temperature 0): what a workload comparing answers wants.
+	Deterministic bool
 	// CountsTokens asks the host for its tokenizer (capability
 	// protocol.Tokenizer, Env.Tokenizer); without it the host neither
 	// probes one nor offers it.

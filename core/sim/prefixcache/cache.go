@@ -230,7 +230,14 @@ func (c *Cache) find(k key) Tier {
 type Hit struct {
 	key  key
 	From Tier // the fastest tier holding it
+	// At is a blended chunk's first token in the prompt (0 for a prefix
+	// block: its place is its index).
+	At int
 }
+
+// Hash identifies the block's or chunk's content: the same for every
+// prompt that holds it.
+func (h Hit) Hash() uint64 { return h.key.hash }
 
 // Result is what the cache holds of one prompt.
 type Result struct {
@@ -266,7 +273,7 @@ func (c *Cache) Lookup(hashes []BlockHash, matchable int, windows []uint64, limi
 		if t == None {
 			break
 		}
-		r.Prefix = append(r.Prefix, Hit{k, t})
+		r.Prefix = append(r.Prefix, Hit{key: k, From: t})
 	}
 	if windows == nil {
 		return r
@@ -274,7 +281,7 @@ func (c *Cache) Lookup(hashes []BlockHash, matchable int, windows []uint64, limi
 	for i := len(r.Prefix) * c.blockSize; i+c.blockSize <= limit && i < len(windows); {
 		k := key{hash: windows[i], chunk: true}
 		if t := c.find(k); t != None {
-			r.Blend = append(r.Blend, Hit{k, t})
+			r.Blend = append(r.Blend, Hit{key: k, From: t, At: i})
 			r.BlendTokens += c.blockSize
 			i += c.blockSize
 			continue

@@ -179,6 +179,7 @@ func (p *phaseRun[M]) step() {
 		p.fail("step", err)
 		return
 	}
+	p.scored(resp.Scores)
 	sent, err := p.dispatch(p.ph, p.start, due, p.outstanding, &resp)
 	p.outstanding += sent
 	if err != nil {
@@ -280,8 +281,26 @@ func (p *phaseRun[M]) tell(results []protocol.Result) {
 	if len(results) == 0 || p.stopping() {
 		return
 	}
+	if sc, ok := p.cfg.Workload.(protocol.Scorer); ok && p.cfg.Capabilities.Has(protocol.Scores) {
+		scores, err := sc.OnFinishedScored(p.ctx, results)
+		if err != nil {
+			p.fail("on finished", err)
+		}
+		p.scored(scores)
+		return
+	}
 	if err := p.cfg.Workload.OnFinished(p.ctx, results); err != nil {
 		p.fail("on finished", err)
+	}
+}
+
+// scored hands the workload's scores to the observer, if it takes them.
+func (p *phaseRun[M]) scored(scores []protocol.Score) {
+	if len(scores) == 0 {
+		return
+	}
+	if so, ok := p.cfg.Observer.(ScoreObserver); ok {
+		so.Scored(scores)
 	}
 }
 

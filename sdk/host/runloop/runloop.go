@@ -111,6 +111,13 @@ type Observer[M any] interface {
 	PhaseEnded(phase protocol.Phase, end time.Time)
 }
 
+// ScoreObserver is an optional Observer method: the scores the workload
+// gave answers it heard of (the Scores capability), as they arrive, each
+// after its request's Finished.
+type ScoreObserver interface {
+	Scored(scores []protocol.Score)
+}
+
 // Config of a run.
 type Config[M any] struct {
 	Workload  protocol.WorkloadService

@@ -62,7 +62,8 @@ func TestMainDescribe(t *testing.T) {
 	// The SDK's capabilities, but the tokenizer: this workload does not
 	// count tokens.
 	caps := slices.DeleteFunc(slices.Clone(protocol.WorkloadCapabilities), func(c string) bool {
-		return c == protocol.Tokenizer || c == protocol.Sharding // nor does it split its plan
+		// nor does it split its plan, nor score its answers
+		return c == protocol.Tokenizer || c == protocol.Sharding || c == protocol.Scores
 	})
 	wantInfo := protocol.PluginInfo{
 		Kind: protocol.WorkloadKind, Name: "fixed-prefix", Version: "0.3.0", Summary: "a test workload", Prefix: "fp",

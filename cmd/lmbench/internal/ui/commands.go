@@ -91,7 +91,9 @@ excludes 1 (beyond noise). Each run's measured requests are resampled with
 replacement, independently (the throughputs: its time windows), from a
 seeded generator, so the same runs and seed print the same intervals. When
 the runs share their workload and seed, requests are also paired by id: the
-distribution of per-request TTFT ratios and the share that got faster.
+distribution of per-request TTFT ratios and the share that got faster,
+and, when both recorded their answers (lmbench run --record-outputs),
+whether they answered alike: the diverging requests are flagged.
 Each run is an output directory or its bench_journal.jsonl.
 
 Flags:

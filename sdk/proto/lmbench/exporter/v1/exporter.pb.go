@@ -420,8 +420,17 @@ type Record struct {
 	// beside input_tokens (the engine's usage.prompt_tokens); 0 = none
 	// stated. (minor 5; 0 from an older host)
 	StatedPromptTokens int64 `protobuf:"varint,28,opt,name=stated_prompt_tokens,json=statedPromptTokens,proto3" json:"stated_prompt_tokens,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The answer's text, kept only with lmbench run --record-outputs; ""
+	// otherwise. (minor 6)
+	OutputText string `protobuf:"bytes,29,opt,name=output_text,json=outputText,proto3" json:"output_text,omitempty"`
+	// The workload's scores of the answer (capability "scores"), by name.
+	// (minor 6)
+	Scores map[string]float64 `protobuf:"bytes,30,rep,name=scores,proto3" json:"scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// The tier the request's reuse targets, as the workload declared it
+	// ("gpu", "cpu", "disk", "blend"; "" = none named). (minor 6)
+	TargetTier    string `protobuf:"bytes,31,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -648,6 +657,27 @@ func (x *Record) GetStatedPromptTokens() int64 {
 		return x.StatedPromptTokens
 	}
 	return 0
+}
+
+func (x *Record) GetOutputText() string {
+	if x != nil {
+		return x.OutputText
+	}
+	return ""
+}
+
+func (x *Record) GetScores() map[string]float64 {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
+}
+
+func (x *Record) GetTargetTier() string {
+	if x != nil {
+		return x.TargetTier
+	}
+	return ""
 }
 
 type WriteRequest struct {
@@ -1004,7 +1034,7 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xbc\b\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xfa\t\n" +
 	"\x06Record\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x120\n" +
@@ -1036,10 +1066,18 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"responseId\x12%\n" +
 	"\x0eresponse_model\x18\x1a \x01(\tR\rresponseModel\x12+\n" +
 	"\x11explicit_schedule\x18\x1b \x01(\bR\x10explicitSchedule\x120\n" +
-	"\x14stated_prompt_tokens\x18\x1c \x01(\x03R\x12statedPromptTokens\x1a7\n" +
+	"\x14stated_prompt_tokens\x18\x1c \x01(\x03R\x12statedPromptTokens\x12\x1f\n" +
+	"\voutput_text\x18\x1d \x01(\tR\n" +
+	"outputText\x12?\n" +
+	"\x06scores\x18\x1e \x03(\v2'.lmbench.exporter.v1.Record.ScoresEntryR\x06scores\x12\x1f\n" +
+	"\vtarget_tier\x18\x1f \x01(\tR\n" +
+	"targetTier\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vScoresEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"E\n" +
 	"\fWriteRequest\x125\n" +
 	"\arecords\x18\x01 \x03(\v2\x1b.lmbench.exporter.v1.RecordR\arecords\"\x0f\n" +
 	"\rWriteResponse\"\x83\x02\n" +
@@ -1082,7 +1120,7 @@ func file_lmbench_exporter_v1_exporter_proto_rawDescGZIP() []byte {
 }
 
 var file_lmbench_exporter_v1_exporter_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lmbench_exporter_v1_exporter_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_lmbench_exporter_v1_exporter_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_lmbench_exporter_v1_exporter_proto_goTypes = []any{
 	(Phase)(0),                // 0: lmbench.exporter.v1.Phase
 	(*DescribeRequest)(nil),   // 1: lmbench.exporter.v1.DescribeRequest
@@ -1100,40 +1138,42 @@ var file_lmbench_exporter_v1_exporter_proto_goTypes = []any{
 	nil,                       // 13: lmbench.exporter.v1.ConfigureRequest.OptionsEntry
 	nil,                       // 14: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry
 	nil,                       // 15: lmbench.exporter.v1.Record.TagsEntry
-	(*v1.HostInfo)(nil),       // 16: lmbench.plugin.v1.HostInfo
-	(*v1.PluginInfo)(nil),     // 17: lmbench.plugin.v1.PluginInfo
-	(*v1.OptionSpec)(nil),     // 18: lmbench.plugin.v1.OptionSpec
-	(*v1.FieldError)(nil),     // 19: lmbench.plugin.v1.FieldError
-	(*v1.OptionValue)(nil),    // 20: lmbench.plugin.v1.OptionValue
+	nil,                       // 16: lmbench.exporter.v1.Record.ScoresEntry
+	(*v1.HostInfo)(nil),       // 17: lmbench.plugin.v1.HostInfo
+	(*v1.PluginInfo)(nil),     // 18: lmbench.plugin.v1.PluginInfo
+	(*v1.OptionSpec)(nil),     // 19: lmbench.plugin.v1.OptionSpec
+	(*v1.FieldError)(nil),     // 20: lmbench.plugin.v1.FieldError
+	(*v1.OptionValue)(nil),    // 21: lmbench.plugin.v1.OptionValue
 }
 var file_lmbench_exporter_v1_exporter_proto_depIdxs = []int32{
-	16, // 0: lmbench.exporter.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
-	17, // 1: lmbench.exporter.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
-	18, // 2: lmbench.exporter.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
+	17, // 0: lmbench.exporter.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
+	18, // 1: lmbench.exporter.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
+	19, // 2: lmbench.exporter.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
 	13, // 3: lmbench.exporter.v1.ConfigureRequest.options:type_name -> lmbench.exporter.v1.ConfigureRequest.OptionsEntry
 	3,  // 4: lmbench.exporter.v1.ConfigureRequest.run:type_name -> lmbench.exporter.v1.RunMetadata
 	14, // 5: lmbench.exporter.v1.ConfigureResponse.resolved:type_name -> lmbench.exporter.v1.ConfigureResponse.ResolvedEntry
-	19, // 6: lmbench.exporter.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
+	20, // 6: lmbench.exporter.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
 	0,  // 7: lmbench.exporter.v1.Record.phase:type_name -> lmbench.exporter.v1.Phase
 	15, // 8: lmbench.exporter.v1.Record.tags:type_name -> lmbench.exporter.v1.Record.TagsEntry
-	6,  // 9: lmbench.exporter.v1.WriteRequest.records:type_name -> lmbench.exporter.v1.Record
-	9,  // 10: lmbench.exporter.v1.FinishRequest.summary:type_name -> lmbench.exporter.v1.Summary
-	11, // 11: lmbench.exporter.v1.FinishResponse.files:type_name -> lmbench.exporter.v1.WrittenFile
-	20, // 12: lmbench.exporter.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	20, // 13: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 14: lmbench.exporter.v1.ExporterService.Describe:input_type -> lmbench.exporter.v1.DescribeRequest
-	4,  // 15: lmbench.exporter.v1.ExporterService.Configure:input_type -> lmbench.exporter.v1.ConfigureRequest
-	7,  // 16: lmbench.exporter.v1.ExporterService.Write:input_type -> lmbench.exporter.v1.WriteRequest
-	10, // 17: lmbench.exporter.v1.ExporterService.Finish:input_type -> lmbench.exporter.v1.FinishRequest
-	2,  // 18: lmbench.exporter.v1.ExporterService.Describe:output_type -> lmbench.exporter.v1.DescribeResponse
-	5,  // 19: lmbench.exporter.v1.ExporterService.Configure:output_type -> lmbench.exporter.v1.ConfigureResponse
-	8,  // 20: lmbench.exporter.v1.ExporterService.Write:output_type -> lmbench.exporter.v1.WriteResponse
-	12, // 21: lmbench.exporter.v1.ExporterService.Finish:output_type -> lmbench.exporter.v1.FinishResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	16, // 9: lmbench.exporter.v1.Record.scores:type_name -> lmbench.exporter.v1.Record.ScoresEntry
+	6,  // 10: lmbench.exporter.v1.WriteRequest.records:type_name -> lmbench.exporter.v1.Record
+	9,  // 11: lmbench.exporter.v1.FinishRequest.summary:type_name -> lmbench.exporter.v1.Summary
+	11, // 12: lmbench.exporter.v1.FinishResponse.files:type_name -> lmbench.exporter.v1.WrittenFile
+	21, // 13: lmbench.exporter.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	21, // 14: lmbench.exporter.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 15: lmbench.exporter.v1.ExporterService.Describe:input_type -> lmbench.exporter.v1.DescribeRequest
+	4,  // 16: lmbench.exporter.v1.ExporterService.Configure:input_type -> lmbench.exporter.v1.ConfigureRequest
+	7,  // 17: lmbench.exporter.v1.ExporterService.Write:input_type -> lmbench.exporter.v1.WriteRequest
+	10, // 18: lmbench.exporter.v1.ExporterService.Finish:input_type -> lmbench.exporter.v1.FinishRequest
+	2,  // 19: lmbench.exporter.v1.ExporterService.Describe:output_type -> lmbench.exporter.v1.DescribeResponse
+	5,  // 20: lmbench.exporter.v1.ExporterService.Configure:output_type -> lmbench.exporter.v1.ConfigureResponse
+	8,  // 21: lmbench.exporter.v1.ExporterService.Write:output_type -> lmbench.exporter.v1.WriteResponse
+	12, // 22: lmbench.exporter.v1.ExporterService.Finish:output_type -> lmbench.exporter.v1.FinishResponse
+	19, // [19:23] is the sub-list for method output_type
+	15, // [15:19] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_exporter_v1_exporter_proto_init() }
@@ -1147,7 +1187,7 @@ func file_lmbench_exporter_v1_exporter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lmbench_exporter_v1_exporter_proto_rawDesc), len(file_lmbench_exporter_v1_exporter_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

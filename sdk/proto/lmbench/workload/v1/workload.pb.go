@@ -126,8 +126,14 @@ type DescribeResponse struct {
 	TagKeys []string `protobuf:"bytes,3,rep,name=tag_keys,json=tagKeys,proto3" json:"tag_keys,omitempty"`
 	// When false the host leaves Result.text empty (saves copying responses).
 	WantsResponseText bool `protobuf:"varint,4,opt,name=wants_response_text,json=wantsResponseText,proto3" json:"wants_response_text,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Minor 6, capability "scores": the names of the scores the workload
+	// gives each answer it hears of (e.g. "exact", "contains").
+	ScoreKeys []string `protobuf:"bytes,5,rep,name=score_keys,json=scoreKeys,proto3" json:"score_keys,omitempty"`
+	// Minor 6: the workload asks for deterministic decoding: the host sends
+	// every request with the run's seed (temperature is always 0).
+	Deterministic bool `protobuf:"varint,6,opt,name=deterministic,proto3" json:"deterministic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -184,6 +190,20 @@ func (x *DescribeResponse) GetTagKeys() []string {
 func (x *DescribeResponse) GetWantsResponseText() bool {
 	if x != nil {
 		return x.WantsResponseText
+	}
+	return false
+}
+
+func (x *DescribeResponse) GetScoreKeys() []string {
+	if x != nil {
+		return x.ScoreKeys
+	}
+	return nil
+}
+
+func (x *DescribeResponse) GetDeterministic() bool {
+	if x != nil {
+		return x.Deterministic
 	}
 	return false
 }
@@ -1117,7 +1137,10 @@ type StepResponse struct {
 	// Content no later request references (minor 1, capability
 	// "release-content"): the host drops it after resolving this response's
 	// requests.
-	Released      []string `protobuf:"bytes,7,rep,name=released,proto3" json:"released,omitempty"`
+	Released []string `protobuf:"bytes,7,rep,name=released,proto3" json:"released,omitempty"`
+	// Minor 6, capability "scores": the scores of answers the workload heard
+	// of (in this Step's finished results, or delivered before it).
+	Scores        []*Score `protobuf:"bytes,9,rep,name=scores,proto3" json:"scores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1225,6 +1248,13 @@ func (x *StepResponse) GetReleased() []string {
 	return nil
 }
 
+func (x *StepResponse) GetScores() []*Score {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
+}
+
 type isStepResponse_Next interface {
 	isStepResponse_Next()
 }
@@ -1262,6 +1292,67 @@ func (*StepResponse_Done) isStepResponse_Next() {}
 
 func (*StepResponse_WaitForInFlightBelow) isStepResponse_Next() {}
 
+// A finished request's scores, as the workload judged its answer.
+type Score struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Phase         Phase                  `protobuf:"varint,2,opt,name=phase,proto3,enum=lmbench.workload.v1.Phase" json:"phase,omitempty"`
+	Values        map[string]float64     `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Score) Reset() {
+	*x = Score{}
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Score) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Score) ProtoMessage() {}
+
+func (x *Score) ProtoReflect() protoreflect.Message {
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Score.ProtoReflect.Descriptor instead.
+func (*Score) Descriptor() ([]byte, []int) {
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Score) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Score) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *Score) GetValues() map[string]float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 type Result struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1285,7 +1376,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1388,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[15]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1401,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{15}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Result) GetId() string {
@@ -1406,7 +1497,7 @@ type OnFinishedRequest struct {
 
 func (x *OnFinishedRequest) Reset() {
 	*x = OnFinishedRequest{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1509,7 @@ func (x *OnFinishedRequest) String() string {
 func (*OnFinishedRequest) ProtoMessage() {}
 
 func (x *OnFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[16]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1522,7 @@ func (x *OnFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnFinishedRequest.ProtoReflect.Descriptor instead.
 func (*OnFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{16}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *OnFinishedRequest) GetResults() []*Result {
@@ -1442,14 +1533,16 @@ func (x *OnFinishedRequest) GetResults() []*Result {
 }
 
 type OnFinishedResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Minor 6, capability "scores": the scores of the results delivered.
+	Scores        []*Score `protobuf:"bytes,1,rep,name=scores,proto3" json:"scores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OnFinishedResponse) Reset() {
 	*x = OnFinishedResponse{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1554,7 @@ func (x *OnFinishedResponse) String() string {
 func (*OnFinishedResponse) ProtoMessage() {}
 
 func (x *OnFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[17]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1567,14 @@ func (x *OnFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OnFinishedResponse.ProtoReflect.Descriptor instead.
 func (*OnFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{17}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *OnFinishedResponse) GetScores() []*Score {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
 }
 
 // One chat message's role and text, for counting.
@@ -1488,7 +1588,7 @@ type TokenizeMessage struct {
 
 func (x *TokenizeMessage) Reset() {
 	*x = TokenizeMessage{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1500,7 +1600,7 @@ func (x *TokenizeMessage) String() string {
 func (*TokenizeMessage) ProtoMessage() {}
 
 func (x *TokenizeMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[18]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1513,7 +1613,7 @@ func (x *TokenizeMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenizeMessage.ProtoReflect.Descriptor instead.
 func (*TokenizeMessage) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{18}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TokenizeMessage) GetRole() string {
@@ -1539,7 +1639,7 @@ type TokenizeChat struct {
 
 func (x *TokenizeChat) Reset() {
 	*x = TokenizeChat{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1651,7 @@ func (x *TokenizeChat) String() string {
 func (*TokenizeChat) ProtoMessage() {}
 
 func (x *TokenizeChat) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[19]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1664,7 @@ func (x *TokenizeChat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenizeChat.ProtoReflect.Descriptor instead.
 func (*TokenizeChat) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{19}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TokenizeChat) GetMessages() []*TokenizeMessage {
@@ -1587,7 +1687,7 @@ type TokenizeQuery struct {
 
 func (x *TokenizeQuery) Reset() {
 	*x = TokenizeQuery{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1699,7 @@ func (x *TokenizeQuery) String() string {
 func (*TokenizeQuery) ProtoMessage() {}
 
 func (x *TokenizeQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[20]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1712,7 @@ func (x *TokenizeQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenizeQuery.ProtoReflect.Descriptor instead.
 func (*TokenizeQuery) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{20}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TokenizeQuery) GetId() uint64 {
@@ -1649,7 +1749,7 @@ type TokenizeAnswer struct {
 
 func (x *TokenizeAnswer) Reset() {
 	*x = TokenizeAnswer{}
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1761,7 @@ func (x *TokenizeAnswer) String() string {
 func (*TokenizeAnswer) ProtoMessage() {}
 
 func (x *TokenizeAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[21]
+	mi := &file_lmbench_workload_v1_workload_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1774,7 @@ func (x *TokenizeAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenizeAnswer.ProtoReflect.Descriptor instead.
 func (*TokenizeAnswer) Descriptor() ([]byte, []int) {
-	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{21}
+	return file_lmbench_workload_v1_workload_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TokenizeAnswer) GetId() uint64 {
@@ -1711,12 +1811,15 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\n" +
 	"\"lmbench/workload/v1/workload.proto\x12\x13lmbench.workload.v1\x1a\x1elmbench/plugin/v1/plugin.proto\"B\n" +
 	"\x0fDescribeRequest\x12/\n" +
-	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"\xc9\x01\n" +
+	"\x04host\x18\x01 \x01(\v2\x1b.lmbench.plugin.v1.HostInfoR\x04host\"\x8e\x02\n" +
 	"\x10DescribeResponse\x121\n" +
 	"\x04info\x18\x01 \x01(\v2\x1d.lmbench.plugin.v1.PluginInfoR\x04info\x127\n" +
 	"\aoptions\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.OptionSpecR\aoptions\x12\x19\n" +
 	"\btag_keys\x18\x03 \x03(\tR\atagKeys\x12.\n" +
-	"\x13wants_response_text\x18\x04 \x01(\bR\x11wantsResponseText\"\xf0\x01\n" +
+	"\x13wants_response_text\x18\x04 \x01(\bR\x11wantsResponseText\x12\x1d\n" +
+	"\n" +
+	"score_keys\x18\x05 \x03(\tR\tscoreKeys\x12$\n" +
+	"\rdeterministic\x18\x06 \x01(\bR\rdeterministic\"\xf0\x01\n" +
 	"\x06Common\x12\x12\n" +
 	"\x04seed\x18\x01 \x01(\x03R\x04seed\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12+\n" +
@@ -1803,7 +1906,7 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04bodyB\x0f\n" +
 	"\r_scheduled_nsB\x19\n" +
-	"\x17_expected_cached_tokens\"\xf7\x02\n" +
+	"\x17_expected_cached_tokens\"\xab\x03\n" +
 	"\fStepResponse\x128\n" +
 	"\bcontents\x18\x01 \x03(\v2\x1c.lmbench.workload.v1.ContentR\bcontents\x128\n" +
 	"\brequests\x18\x02 \x03(\v2\x1c.lmbench.workload.v1.RequestR\brequests\x12\x1e\n" +
@@ -1813,8 +1916,17 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x0fwait_for_finish\x18\x05 \x01(\bH\x00R\rwaitForFinish\x12\x14\n" +
 	"\x04done\x18\x06 \x01(\bH\x00R\x04done\x128\n" +
 	"\x18wait_for_in_flight_below\x18\b \x01(\rH\x00R\x14waitForInFlightBelow\x12\x1a\n" +
-	"\breleased\x18\a \x03(\tR\breleasedB\x06\n" +
-	"\x04next\"\x97\x03\n" +
+	"\breleased\x18\a \x03(\tR\breleased\x122\n" +
+	"\x06scores\x18\t \x03(\v2\x1a.lmbench.workload.v1.ScoreR\x06scoresB\x06\n" +
+	"\x04next\"\xd3\x01\n" +
+	"\x05Score\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x120\n" +
+	"\x05phase\x18\x02 \x01(\x0e2\x1a.lmbench.workload.v1.PhaseR\x05phase\x12>\n" +
+	"\x06values\x18\x03 \x03(\v2&.lmbench.workload.v1.Score.ValuesEntryR\x06values\x1a9\n" +
+	"\vValuesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x97\x03\n" +
 	"\x06Result\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x120\n" +
 	"\x05phase\x18\x02 \x01(\x0e2\x1a.lmbench.workload.v1.PhaseR\x05phase\x12\x18\n" +
@@ -1831,8 +1943,9 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"tool_calls\x18\v \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\x12#\n" +
 	"\rcached_tokens\x18\f \x01(\x03R\fcachedTokens\"J\n" +
 	"\x11OnFinishedRequest\x125\n" +
-	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"\x14\n" +
-	"\x12OnFinishedResponse\"?\n" +
+	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"H\n" +
+	"\x12OnFinishedResponse\x122\n" +
+	"\x06scores\x18\x01 \x03(\v2\x1a.lmbench.workload.v1.ScoreR\x06scores\"?\n" +
 	"\x0fTokenizeMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\"P\n" +
@@ -1872,7 +1985,7 @@ func file_lmbench_workload_v1_workload_proto_rawDescGZIP() []byte {
 }
 
 var file_lmbench_workload_v1_workload_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_lmbench_workload_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(Phase)(0),                 // 0: lmbench.workload.v1.Phase
 	(*DescribeRequest)(nil),    // 1: lmbench.workload.v1.DescribeRequest
@@ -1890,66 +2003,72 @@ var file_lmbench_workload_v1_workload_proto_goTypes = []any{
 	(*Completion)(nil),         // 13: lmbench.workload.v1.Completion
 	(*Request)(nil),            // 14: lmbench.workload.v1.Request
 	(*StepResponse)(nil),       // 15: lmbench.workload.v1.StepResponse
-	(*Result)(nil),             // 16: lmbench.workload.v1.Result
-	(*OnFinishedRequest)(nil),  // 17: lmbench.workload.v1.OnFinishedRequest
-	(*OnFinishedResponse)(nil), // 18: lmbench.workload.v1.OnFinishedResponse
-	(*TokenizeMessage)(nil),    // 19: lmbench.workload.v1.TokenizeMessage
-	(*TokenizeChat)(nil),       // 20: lmbench.workload.v1.TokenizeChat
-	(*TokenizeQuery)(nil),      // 21: lmbench.workload.v1.TokenizeQuery
-	(*TokenizeAnswer)(nil),     // 22: lmbench.workload.v1.TokenizeAnswer
-	nil,                        // 23: lmbench.workload.v1.ConfigureRequest.OptionsEntry
-	nil,                        // 24: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	nil,                        // 25: lmbench.workload.v1.Request.TagsEntry
-	(*v1.HostInfo)(nil),        // 26: lmbench.plugin.v1.HostInfo
-	(*v1.PluginInfo)(nil),      // 27: lmbench.plugin.v1.PluginInfo
-	(*v1.OptionSpec)(nil),      // 28: lmbench.plugin.v1.OptionSpec
-	(*v1.Field)(nil),           // 29: lmbench.plugin.v1.Field
-	(*v1.FieldError)(nil),      // 30: lmbench.plugin.v1.FieldError
-	(*v1.OptionValue)(nil),     // 31: lmbench.plugin.v1.OptionValue
+	(*Score)(nil),              // 16: lmbench.workload.v1.Score
+	(*Result)(nil),             // 17: lmbench.workload.v1.Result
+	(*OnFinishedRequest)(nil),  // 18: lmbench.workload.v1.OnFinishedRequest
+	(*OnFinishedResponse)(nil), // 19: lmbench.workload.v1.OnFinishedResponse
+	(*TokenizeMessage)(nil),    // 20: lmbench.workload.v1.TokenizeMessage
+	(*TokenizeChat)(nil),       // 21: lmbench.workload.v1.TokenizeChat
+	(*TokenizeQuery)(nil),      // 22: lmbench.workload.v1.TokenizeQuery
+	(*TokenizeAnswer)(nil),     // 23: lmbench.workload.v1.TokenizeAnswer
+	nil,                        // 24: lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	nil,                        // 25: lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	nil,                        // 26: lmbench.workload.v1.Request.TagsEntry
+	nil,                        // 27: lmbench.workload.v1.Score.ValuesEntry
+	(*v1.HostInfo)(nil),        // 28: lmbench.plugin.v1.HostInfo
+	(*v1.PluginInfo)(nil),      // 29: lmbench.plugin.v1.PluginInfo
+	(*v1.OptionSpec)(nil),      // 30: lmbench.plugin.v1.OptionSpec
+	(*v1.Field)(nil),           // 31: lmbench.plugin.v1.Field
+	(*v1.FieldError)(nil),      // 32: lmbench.plugin.v1.FieldError
+	(*v1.OptionValue)(nil),     // 33: lmbench.plugin.v1.OptionValue
 }
 var file_lmbench_workload_v1_workload_proto_depIdxs = []int32{
-	26, // 0: lmbench.workload.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
-	27, // 1: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
-	28, // 2: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
-	23, // 3: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
+	28, // 0: lmbench.workload.v1.DescribeRequest.host:type_name -> lmbench.plugin.v1.HostInfo
+	29, // 1: lmbench.workload.v1.DescribeResponse.info:type_name -> lmbench.plugin.v1.PluginInfo
+	30, // 2: lmbench.workload.v1.DescribeResponse.options:type_name -> lmbench.plugin.v1.OptionSpec
+	24, // 3: lmbench.workload.v1.ConfigureRequest.options:type_name -> lmbench.workload.v1.ConfigureRequest.OptionsEntry
 	3,  // 4: lmbench.workload.v1.ConfigureRequest.common:type_name -> lmbench.workload.v1.Common
-	24, // 5: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
-	29, // 6: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
-	30, // 7: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
+	25, // 5: lmbench.workload.v1.ConfigureResponse.resolved:type_name -> lmbench.workload.v1.ConfigureResponse.ResolvedEntry
+	31, // 6: lmbench.workload.v1.ConfigureResponse.banner:type_name -> lmbench.plugin.v1.Field
+	32, // 7: lmbench.workload.v1.ConfigureResponse.errors:type_name -> lmbench.plugin.v1.FieldError
 	0,  // 8: lmbench.workload.v1.StepRequest.phase:type_name -> lmbench.workload.v1.Phase
-	16, // 9: lmbench.workload.v1.StepRequest.finished:type_name -> lmbench.workload.v1.Result
+	17, // 9: lmbench.workload.v1.StepRequest.finished:type_name -> lmbench.workload.v1.Result
 	8,  // 10: lmbench.workload.v1.Message.content:type_name -> lmbench.workload.v1.Segment
 	9,  // 11: lmbench.workload.v1.Message.tool_calls:type_name -> lmbench.workload.v1.ToolCall
 	11, // 12: lmbench.workload.v1.Chat.messages:type_name -> lmbench.workload.v1.Message
 	8,  // 13: lmbench.workload.v1.Completion.prompt:type_name -> lmbench.workload.v1.Segment
 	12, // 14: lmbench.workload.v1.Request.chat:type_name -> lmbench.workload.v1.Chat
 	13, // 15: lmbench.workload.v1.Request.completion:type_name -> lmbench.workload.v1.Completion
-	25, // 16: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
+	26, // 16: lmbench.workload.v1.Request.tags:type_name -> lmbench.workload.v1.Request.TagsEntry
 	10, // 17: lmbench.workload.v1.Request.tools:type_name -> lmbench.workload.v1.Tool
 	7,  // 18: lmbench.workload.v1.StepResponse.contents:type_name -> lmbench.workload.v1.Content
 	14, // 19: lmbench.workload.v1.StepResponse.requests:type_name -> lmbench.workload.v1.Request
-	0,  // 20: lmbench.workload.v1.Result.phase:type_name -> lmbench.workload.v1.Phase
-	9,  // 21: lmbench.workload.v1.Result.tool_calls:type_name -> lmbench.workload.v1.ToolCall
-	16, // 22: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
-	19, // 23: lmbench.workload.v1.TokenizeChat.messages:type_name -> lmbench.workload.v1.TokenizeMessage
-	20, // 24: lmbench.workload.v1.TokenizeQuery.chats:type_name -> lmbench.workload.v1.TokenizeChat
-	31, // 25: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	31, // 26: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 27: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
-	4,  // 28: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
-	6,  // 29: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
-	17, // 30: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
-	22, // 31: lmbench.workload.v1.WorkloadService.Tokenize:input_type -> lmbench.workload.v1.TokenizeAnswer
-	2,  // 32: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
-	5,  // 33: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
-	15, // 34: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
-	18, // 35: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
-	21, // 36: lmbench.workload.v1.WorkloadService.Tokenize:output_type -> lmbench.workload.v1.TokenizeQuery
-	32, // [32:37] is the sub-list for method output_type
-	27, // [27:32] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	16, // 20: lmbench.workload.v1.StepResponse.scores:type_name -> lmbench.workload.v1.Score
+	0,  // 21: lmbench.workload.v1.Score.phase:type_name -> lmbench.workload.v1.Phase
+	27, // 22: lmbench.workload.v1.Score.values:type_name -> lmbench.workload.v1.Score.ValuesEntry
+	0,  // 23: lmbench.workload.v1.Result.phase:type_name -> lmbench.workload.v1.Phase
+	9,  // 24: lmbench.workload.v1.Result.tool_calls:type_name -> lmbench.workload.v1.ToolCall
+	17, // 25: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
+	16, // 26: lmbench.workload.v1.OnFinishedResponse.scores:type_name -> lmbench.workload.v1.Score
+	20, // 27: lmbench.workload.v1.TokenizeChat.messages:type_name -> lmbench.workload.v1.TokenizeMessage
+	21, // 28: lmbench.workload.v1.TokenizeQuery.chats:type_name -> lmbench.workload.v1.TokenizeChat
+	33, // 29: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	33, // 30: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 31: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
+	4,  // 32: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
+	6,  // 33: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
+	18, // 34: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
+	23, // 35: lmbench.workload.v1.WorkloadService.Tokenize:input_type -> lmbench.workload.v1.TokenizeAnswer
+	2,  // 36: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
+	5,  // 37: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
+	15, // 38: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
+	19, // 39: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
+	22, // 40: lmbench.workload.v1.WorkloadService.Tokenize:output_type -> lmbench.workload.v1.TokenizeQuery
+	36, // [36:41] is the sub-list for method output_type
+	31, // [31:36] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_workload_v1_workload_proto_init() }
@@ -1978,7 +2097,7 @@ func file_lmbench_workload_v1_workload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lmbench_workload_v1_workload_proto_rawDesc), len(file_lmbench_workload_v1_workload_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
