@@ -113,10 +113,14 @@ TEMPLATE """<|begin_of_text|>{{- range .Messages }}<|start_header_id|>{{ .Role }
 PARAMETER temperature 0
 PARAMETER stop <|eot_id|>
 MODELFILE
-OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create lmbench-live -f "$run/Modelfile" >&2
+create() {
+	OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create "$1" -f "$2" >"$run/create.log" 2>&1 ||
+		{ cat "$run/create.log" >&2; exit 1; }
+}
+create lmbench-live "$run/Modelfile"
 # A second name for the same weights: two served models.
 printf 'FROM lmbench-live\n' >"$run/Modelfile2"
-OLLAMA_HOST="127.0.0.1:$PORT" HOME="$run/home" "$ollama" create lmbench-live-2 -f "$run/Modelfile2" >&2
+create lmbench-live-2 "$run/Modelfile2"
 step "ollama serving two models at $url after $(elapsed "$t")s"
 
 t=$(date +%s)
