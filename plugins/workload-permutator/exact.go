@@ -20,6 +20,7 @@ type exactTexts struct {
 	contexts []string
 	system   string
 	stated   []int // by permutation (a shard counts only those it owns)
+	warmup   int   // the dummy warmup request's tokens
 }
 
 func buildExact(o Options, env workload.Env, perms [][]int, shard protocol.Shard) (*exactTexts, error) {
@@ -60,10 +61,13 @@ func buildExact(o Options, env workload.Env, perms [][]int, shard protocol.Shard
 		}
 		chats = append(chats, workload.TokenChat{Messages: append(msgs, workload.TokenMessage{Role: "user", Content: strings.Join(parts, "\n\n")})})
 	}
+	chats = append(chats, workload.TokenChat{Messages: []workload.TokenMessage{
+		{Role: "system", Content: warmupSystem}, {Role: "user", Content: warmupUser}}})
 	counts, err := tok.CountChats(ctx, chats...)
 	if err != nil {
 		return nil, err
 	}
+	e.warmup, counts = counts[len(counts)-1], counts[:len(counts)-1]
 	e.stated = make([]int, len(perms))
 	for j := range perms {
 		if shard.Owns(j) {

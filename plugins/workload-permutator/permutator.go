@@ -259,7 +259,7 @@ func newPermutator(o Options, env workload.Env) (workload.Workload, error) {
 		w.exact = e
 	}
 	// One dummy request, answered before measuring starts.
-	w.warmup = workload.SequentialWarmup{N: 1, Request: warmupRequest, Log: env.Logger, What: "dummy request"}
+	w.warmup = workload.SequentialWarmup{N: 1, Request: w.warmupRequest, Log: env.Logger, What: "dummy request"}
 	w.log.Debug().Msgf("LongDocPermutator: %d contexts x %d permutations = %d requests", o.NumContexts, len(w.perms), len(w.perms))
 	return w, nil
 }
@@ -332,12 +332,17 @@ func (w *permutator) Step(_ context.Context, in workload.StepInput) (workload.St
 	return workload.ByPhase(in, w.warmup.Step, w.measureStep)
 }
 
-// warmupRequest is the one dummy warmup request.
-func warmupRequest(int) workload.Request {
-	return workload.Chat("warmup_0",
+// warmupRequest is the one dummy warmup request, its length stated when
+// the workload counts in the engine's tokens.
+func (w *permutator) warmupRequest(int) workload.Request {
+	req := workload.Chat("warmup_0",
 		workload.System(workload.Text(warmupSystem)),
 		workload.User(workload.Text(warmupUser)),
 	).WithMaxTokens(1)
+	if w.exact != nil {
+		req = req.WithPromptTokens(w.exact.warmup)
+	}
+	return req
 }
 
 // measureStep keeps up to num-inflight-requests permutations in flight

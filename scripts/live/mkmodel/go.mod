@@ -1,0 +1,3 @@
+module github.com/lmbench/lmbench/scripts/live/mkmodel
+
+go 1.26.0
