@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/lmbench/lmbench/sdk/workload"
 )
@@ -38,4 +40,71 @@ func (w *pressure) exactTexts(env workload.Env) error {
 		w.system = s[0]
 	}
 	return nil
+}
+
+// statePrompts counts the whole chat (template included) of every request
+// this process sends, each distinct set of documents once, so every
+// prompt's length is stated in the model's tokens.
+func (w *pressure) statePrompts(env workload.Env) error {
+	type ref struct {
+		list []request
+		i    int
+	}
+	index := map[string]int{}
+	var chats []workload.TokenChat
+	var refs [][]ref
+	add := func(list []request, i int) {
+		key := docsKey(list[i].docs)
+		n, ok := index[key]
+		if !ok {
+			n = len(chats)
+			index[key] = n
+			chats = append(chats, w.tokenChat(list[i].docs))
+			refs = append(refs, nil)
+		}
+		refs[n] = append(refs[n], ref{list, i})
+	}
+	for i := range w.sweep {
+		if w.shard.Owns(i) {
+			add(w.sweep, i)
+		}
+	}
+	for i := range w.measured {
+		if w.shard.Owns(i) {
+			add(w.measured, i)
+		}
+	}
+	counts, err := env.Tokenizer.CountChats(env.Context, chats...)
+	if err != nil {
+		return fmt.Errorf("stating the prompts' tokens: %w", err)
+	}
+	for n, rs := range refs {
+		for _, r := range rs {
+			r.list[r.i].stated = counts[n]
+		}
+	}
+	return nil
+}
+
+// tokenChat is chat's messages as the tokenizer counts them.
+func (w *pressure) tokenChat(docs []int) workload.TokenChat {
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = w.texts[d]
+	}
+	var msgs []workload.TokenMessage
+	if w.system != "" {
+		msgs = append(msgs, workload.TokenMessage{Role: "system", Content: w.system})
+	}
+	msgs = append(msgs, workload.TokenMessage{Role: "user", Content: strings.Join(texts, "\n\n")})
+	return workload.TokenChat{Messages: msgs}
+}
+
+func docsKey(docs []int) string {
+	var b strings.Builder
+	for _, d := range docs {
+		b.WriteString(strconv.Itoa(d))
+		b.WriteByte(' ')
+	}
+	return b.String()
 }

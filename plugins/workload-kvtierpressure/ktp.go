@@ -201,6 +201,7 @@ type request struct {
 	id       string
 	docs     []int
 	resident int
+	stated   int // the whole chat's tokens (exact.go); 0: not counted
 }
 
 type pressure struct {
@@ -275,6 +276,11 @@ func newPressure(o Options, env workload.Env) (workload.Workload, error) {
 		id := "sample" + strconv.Itoa(i)
 		w.byID[id] = i
 		w.measured = append(w.measured, request{id: id, docs: g, resident: model.touch(g)})
+	}
+	if env.Tokenizer != nil {
+		if err := w.statePrompts(env); err != nil {
+			return nil, err
+		}
 	}
 	return w, nil
 }
@@ -363,10 +369,14 @@ func (w *pressure) chat(r request, maxTokens int) workload.Request {
 		msgs = append(msgs, workload.System(workload.Text(w.system)))
 	}
 	msgs = append(msgs, workload.User(segs...))
-	return workload.Chat(r.id, msgs...).
+	req := workload.Chat(r.id, msgs...).
 		WithMaxTokens(maxTokens).
 		Tag("docs", docsTag(names)).
 		Tag("resident", strconv.Itoa(r.resident))
+	if r.stated > 0 {
+		req = req.WithPromptTokens(r.stated)
+	}
+	return req
 }
 
 // maxDocsTag keeps the docs tag under the host's 1,024 bytes per tag value.
