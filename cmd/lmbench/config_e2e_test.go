@@ -290,7 +290,7 @@ func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 		t.Errorf("exported %v (status hits %d)", got, statusHits.Load())
 	}
 	// Running from the export: the served name reaches the engine, LMCache is not asked again.
-	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", p, "-q", "--no-csv", "--output-dir", dir)
+	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--config", p, "-q", "--no-csv", "--output-dir", dir, "--overwrite")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -300,7 +300,7 @@ func TestServedModelNameAndLMCacheLookup(t *testing.T) {
 	}
 	// The original's message for a model LMCache does not serve.
 	r = lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--lmcache-url", lmc.URL,
-		"--model", "other", "--no-interactive", "-q", "--output-dir", dir)
+		"--model", "other", "--no-interactive", "-q", "--output-dir", dir, "--overwrite")
 	if r.code != 1 || !strings.Contains(r.stderr, "Model 'other' not found on LMCache server. Available: org/big-model") {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -407,7 +407,7 @@ func TestProgressAndLogFormatOffTerminal(t *testing.T) {
 	eng := newFakeEngine(t, withDelay(2500*time.Millisecond)) // the plain line comes every 2 s
 	dir := t.TempDir()
 	args := []string{"run", "--engine-url", eng.srv.URL, "--workload", "random-prefill", "--rp-num-requests", "4",
-		"--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000", "--no-csv", "--output-dir", dir}
+		"--rp-request-length", "20", "--tokens-per-gb-kvcache", "1000", "--no-csv", "--output-dir", dir, "--overwrite"}
 	r := lmbench(t, nil, append(args, "--log-format", "console")...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
