@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What lmbench costs beside a bare Go client (cmd/lmbench/internal/bareclient)
+# What lmbench costs beside a bare Go client (scripts/bareclient)
 # sending the same requests on the same schedules, in one sitting, against
 # the built-in engine in its own process with every cost at zero (cache
 # off), so what is measured is the clients' own work:
@@ -41,7 +41,7 @@ command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-go build -o "$out/bareclient" ./cmd/lmbench/internal/bareclient
+(cd scripts/bareclient && GOWORK=off go build -o "$out/bareclient" .)
 python3 - "$BIN/lmbench" "$out/bareclient" "$PORT" "$out" "$REPEATS" "$LADDER" <<'PY'
 import atexit, json, os, statistics as st, subprocess, sys, time, urllib.request
 

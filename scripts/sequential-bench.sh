@@ -2,7 +2,7 @@
 # Sequential long-doc-qa against a bare Go client: 1 request in flight,
 # 2000-word documents, 128 output tokens, an instant engine (the built-in
 # one in its own process, every cost at zero, cache off). Each round runs
-# the bare client (cmd/lmbench/internal/bareclient: net/http and a line
+# the bare client (scripts/bareclient: net/http and a line
 # scanner, nothing else) and lmbench on the same measured requests, and
 # prints both rates and lmbench's ratio; the summary gives the median and
 # the spread over ROUNDS rounds. Rates are measured requests over the
@@ -16,7 +16,7 @@ QUERIES=${QUERIES:-30}
 PORT=${PORT:-18333}
 out=$(mktemp -d)
 trap 'kill $sim 2>/dev/null || true; rm -rf "$out"' EXIT
-go build -o "$out/bareclient" ./cmd/lmbench/internal/bareclient
+(cd scripts/bareclient && GOWORK=off go build -o "$out/bareclient" .)
 "$BIN/lmbench" sim --port "$PORT" --time-scale 0 --gpu-gb 0 --cpu-gb 0 --log-level warn >/dev/null 2>&1 &
 sim=$!
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done

@@ -19,7 +19,7 @@ func Headline(cfg Config, run Run, f stats.Final, files string) []string {
 	if l := run.Ledger; l != nil && l.Measure.Reporting > 0 && f.TotalInputTokens > 0 {
 		share = 100 * float64(l.Measure.Journal) / float64(f.TotalInputTokens)
 	}
-	ttft := fmt.Sprintf("TTFT p50 %s ms (no cache hits and cold requests of like length to compare)", figure(f.P50TTFTMs, "%.1f"))
+	ttft := fmt.Sprintf("TTFT p50 %s ms (no pair of hit and cold requests of like length to compare)", figure(f.P50TTFTMs, "%.1f"))
 	if g := run.Ledger.gain(); g != nil {
 		ttft = fmt.Sprintf("TTFT %s ms on a cache hit, %s ms cold (%sx)", figure(g.HitTTFT, "%.1f"), figure(g.ColdTTFT, "%.1f"), figure(g.Ratio, "%.2f"))
 	}

@@ -1,0 +1,3 @@
+module github.com/lmbench/lmbench/scripts/bareclient
+
+go 1.26.0
