@@ -13,5 +13,6 @@
 //
 // The concerns it drives live beside it: core/abort (when a run stops
 // early), core/kvcache (the cache reset and ledger), core/tokenize,
-// core/overhead, core/shard and core/merge. None of them imports bench.
+// core/overhead, core/outdir, core/shard and core/merge. None of them
+// imports bench.
 package bench

@@ -24,6 +24,7 @@ import (
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
 	"github.com/lmbench/lmbench/core/kvcache"
+	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/overhead"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -248,7 +249,7 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 		}
 		x.res.RunID, x.run.ID, x.run.Shard = sh.RunID, sh.RunID, &sh
 	}
-	if err := makeOutputDir(p); err != nil {
+	if err := outdir.Make(p.Report.OutputDir, p.NewDir, p.Overwrite, p.Log); err != nil {
 		return nil, err
 	}
 	j, err := record.CreateJournal(filepath.Join(p.Report.OutputDir, record.JournalName), x.run)
@@ -444,7 +445,7 @@ func (x *execution) writeFiles(summary *record.Summary) {
 			x.p.Log.Info().Str("exporter", r.Name).Str("path", f.Path).Int64("rows", f.Rows).Msg("results written")
 		}
 	}
-	summary.Files = runFiles(x.p.Report.OutputDir, res.Files)
+	summary.Files = outdir.Files(x.p.Report.OutputDir, res.Files)
 	if x.p.Report.ExportJSON {
 		summary.Files = append(summary.Files, record.SummaryName)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -70,9 +71,9 @@ func TestOutputDirHoldingARunIsRefusedUnlessOverwrite(t *testing.T) {
 	}
 
 	o := config.Output{Dir: dir, Origin: "--output-dir"}
-	err = CheckOutput(&o)
+	err = outdir.Check(&o)
 	if err == nil || !strings.Contains(err.Error(), "--output-dir "+dir+": holds a run") || !strings.Contains(err.Error(), "--overwrite") {
-		t.Fatalf("CheckOutput = %v, want the directory refused, naming --overwrite", err)
+		t.Fatalf("outdir.Check = %v, want the directory refused, naming --overwrite", err)
 	}
 	snd := &fakeSender{}
 	p, _ := plan(t, batches(nil, []protocol.Request{chat("x", nil)}), snd)
@@ -88,8 +89,8 @@ func TestOutputDirHoldingARunIsRefusedUnlessOverwrite(t *testing.T) {
 	}
 
 	o.Overwrite = true
-	if err := CheckOutput(&o); err != nil {
-		t.Fatalf("CheckOutput with --overwrite: %v", err)
+	if err := outdir.Check(&o); err != nil {
+		t.Fatalf("outdir.Check with --overwrite: %v", err)
 	}
 	second, err := runOnce(t, dir, nil, func(p *Plan) { p.Overwrite, p.Report.ExportJSON = true, false })
 	if err != nil || second.Err != nil {
@@ -117,7 +118,7 @@ func TestNewRunDirectoriesAndTheLatestLink(t *testing.T) {
 	var dirs []string
 	for range 2 {
 		o := config.Output{Dir: filepath.Join(root, "2026-12-02T06-00-00Z-fake"), Auto: true}
-		if err := CheckOutput(&o); err != nil {
+		if err := outdir.Check(&o); err != nil {
 			t.Fatal(err)
 		}
 		res, err := runOnce(t, o.Dir, nil, func(p *Plan) { p.NewDir = true })

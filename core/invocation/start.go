@@ -10,6 +10,7 @@ import (
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/merge"
+	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sweep"
 )
@@ -31,7 +32,7 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	}
 	if r.Flags.ExportConfig == "" && r.sweep == nil {
 		// A directory holding a run is refused before anything is contacted.
-		if err := bench.CheckOutput(&r.Spec.Output); err != nil {
+		if err := outdir.Check(&r.Spec.Output); err != nil {
 			return nil, err
 		}
 	}

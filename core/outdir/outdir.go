@@ -1,4 +1,4 @@
-package bench
+package outdir
 
 import (
 	"errors"
@@ -28,11 +28,11 @@ var (
 	ownFiles   = []string{record.JournalName, record.SummaryName, ReportName, enginemetrics.FileName}
 )
 
-// CheckOutput is the output directory's check before anything is
+// Check is the output directory's check before anything is
 // contacted: a directory that holds a run is refused unless --overwrite;
 // a directory of lmbench's choosing gets a free name (a -2, -3, … suffix
 // when another run of the workload started in the same second).
-func CheckOutput(o *config.Output) error {
+func Check(o *config.Output) error {
 	if o.Auto {
 		base := o.Dir
 		for i := 2; exists(o.Dir); i++ {
@@ -61,25 +61,24 @@ func heldRun(dir string) []string {
 	return held
 }
 
-// makeOutputDir gets the run's directory ready before its journal is
-// created: a new directory, linked from Latest beside it, when lmbench
-// chose it; with overwrite, the old run's files removed first; otherwise
-// a directory that holds a run is refused (CheckOutput said so already,
-// unless a run started there since).
-func makeOutputDir(p Plan) error {
-	dir := p.Report.OutputDir
+// Make gets the run's directory ready before its journal is created: a
+// new directory, linked from Latest beside it, when lmbench chose it
+// (newDir); with overwrite, the old run's files removed first; otherwise
+// a directory that holds a run is refused (Check said so already, unless
+// a run started there since).
+func Make(dir string, newDir, overwrite bool, log zerolog.Logger) error {
 	switch {
-	case p.NewDir:
+	case newDir:
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return fmt.Errorf("output directory %s: %w", dir, err)
 		}
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return fmt.Errorf("output directory %s: %w (another run started there at the same time? give --output-dir)", dir, err)
 		}
-		linkLatest(dir, p.Log)
+		linkLatest(dir, log)
 		return nil
-	case p.Overwrite:
-		if err := removeRun(dir, p.Log); err != nil {
+	case overwrite:
+		if err := removeRun(dir, log); err != nil {
 			return fmt.Errorf("--overwrite %s: %w", dir, err)
 		}
 	default:
@@ -143,9 +142,9 @@ func linkLatest(dir string, log zerolog.Logger) {
 	}
 }
 
-// runFiles are the names inside dir of the files a run wrote besides its
+// Files are the names inside dir of the files a run wrote besides its
 // journal, for the journal's summary line.
-func runFiles(dir string, paths []string) []string {
+func Files(dir string, paths []string) []string {
 	var out []string
 	for _, p := range paths {
 		if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) && !slices.Contains(out, rel) {
