@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
 )
 
 // usageError is a command-line mistake (exit 2).
@@ -37,7 +37,7 @@ func (c *cli) exit(code int, err error) int {
 	}
 	fmt.Fprintf(c.stderr, "lmbench: %v\n", err)
 	var ue usageError
-	var be bench.UsageError // a plugin named wrongly, for commands that leave the code to exit
+	var be config.UsageError // a plugin named wrongly, for commands that leave the code to exit
 	if errors.As(err, &ue) || code == exitOK && errors.As(err, &be) {
 		if c.cmd == nil || !c.cmd.ownHint {
 			printUsage(c.stderr)

@@ -7,7 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/invocation"
 )
 
@@ -29,9 +29,9 @@ func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
 	return s
 }
 
-// cliError makes a bench.UsageError exit 2, as a mistake on the command line.
+// cliError makes a config.UsageError exit 2, as a mistake on the command line.
 func cliError(err error) error {
-	var ue bench.UsageError
+	var ue config.UsageError
 	if errors.As(err, &ue) {
 		return usageError{err}
 	}

@@ -38,7 +38,7 @@ func (p *Plugins) Exporters(names, paths []string) ([]*ExporterPlugin, *config.R
 
 // ExportersFromFlags is the second pass of lmbench export and merge: it
 // starts the exporters named and at paths (Exporters), adds their options
-// to fs, parses args with fs (an error is a UsageError) and configures
+// to fs, parses args with fs (an error is a config.UsageError) and configures
 // each exporter from its flags and LMBENCH_* variables, as a run does.
 func (p *Plugins) ExportersFromFlags(names, paths []string, fs *pflag.FlagSet, args []string) (Exporters, error) {
 	exps, reg, err := p.Exporters(names, paths)
@@ -47,7 +47,7 @@ func (p *Plugins) ExportersFromFlags(names, paths []string, fs *pflag.FlagSet, a
 	}
 	reg.RegisterFlags(fs, func(*config.Option) bool { return true })
 	if err := fs.Parse(args); err != nil {
-		return nil, UsageError{err}
+		return nil, config.UsageError{Err: err}
 	}
 	vals, err := reg.Load(config.Sources{Flags: fs})
 	if err != nil {

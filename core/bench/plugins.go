@@ -116,17 +116,10 @@ func (p *Plugins) Workload(nameOrPath string, byPath bool, origin string) (*Work
 	return w, nil
 }
 
-// UsageError is a mistake on the command line (a plugin that is not
-// there, or of the wrong kind): the CLI exits 2 for it.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
 func (p *Plugins) startWorkload(nameOrPath string, byPath bool, origin string, log zerolog.Logger) (*Workload, error) {
 	path, err := plugin.Find(protocol.WorkloadKind, nameOrPath, plugin.SearchDirs())
 	if err != nil {
-		return nil, UsageError{fmt.Errorf("%s: %w", origin, err)}
+		return nil, config.UsageError{Err: fmt.Errorf("%s: %w", origin, err)}
 	}
 	c, err := plugin.Launch(protocol.WorkloadKind, path, log)
 	if err != nil {
@@ -137,7 +130,7 @@ func (p *Plugins) startWorkload(nameOrPath string, byPath bool, origin string, l
 	d, err := c.Workload().Describe(context.Background(), host)
 	if err != nil {
 		if kind := c.OtherKind(err); kind != "" {
-			return nil, UsageError{fmt.Errorf("%s: %s is an lmbench %s plugin, not a workload (give it with --%s-plugin)", origin, path, kind, kind)}
+			return nil, config.UsageError{Err: fmt.Errorf("%s: %s is an lmbench %s plugin, not a workload (give it with --%s-plugin)", origin, path, kind, kind)}
 		}
 		return nil, c.Wrap("Describe", err)
 	}
@@ -176,7 +169,7 @@ func (p *Plugins) Exporter(nameOrPath, origin string) (*ExporterPlugin, error) {
 func (p *Plugins) startExporter(nameOrPath, origin string, log zerolog.Logger) (*ExporterPlugin, error) {
 	path, err := plugin.Find(protocol.ExporterKind, nameOrPath, plugin.SearchDirs())
 	if err != nil {
-		return nil, UsageError{fmt.Errorf("%s: %w", origin, err)}
+		return nil, config.UsageError{Err: fmt.Errorf("%s: %w", origin, err)}
 	}
 	c, err := plugin.Launch(protocol.ExporterKind, path, log)
 	if err != nil {
@@ -186,7 +179,7 @@ func (p *Plugins) startExporter(nameOrPath, origin string, log zerolog.Logger) (
 	d, err := c.Exporter().Describe(context.Background(), plugin.Host(p.version))
 	if err != nil {
 		if kind := c.OtherKind(err); kind != "" {
-			return nil, UsageError{fmt.Errorf("%s: %s is an lmbench %s plugin, not an exporter (give it with --%s-plugin)", origin, path, kind, kind)}
+			return nil, config.UsageError{Err: fmt.Errorf("%s: %s is an lmbench %s plugin, not an exporter (give it with --%s-plugin)", origin, path, kind, kind)}
 		}
 		return nil, c.Wrap("Describe", err)
 	}

@@ -88,7 +88,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 	}
 	if s.Tokenizer != "" {
 		if err := tokenize.Check(s.Tokenizer, tokOrigin); err != nil {
-			return nil, UsageError{err}
+			return nil, config.UsageError{Err: err}
 		}
 	}
 	if err := precheck(ctx, s); err != nil {
@@ -120,7 +120,7 @@ func Prepare(ctx context.Context, s Setup, log zerolog.Logger) (_ *Prepared, err
 func (p *Prepared) startEngine(s Setup, log zerolog.Logger) error {
 	if !s.Engine.Builtin {
 		if len(s.SimFlags) > 0 {
-			return UsageError{fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), config.RedactURL(s.Engine.Typed))}
+			return config.UsageError{Err: fmt.Errorf("%s: the built-in engine's flags need --engine-url builtin, got %q", strings.Join(s.SimFlags, ", "), config.RedactURL(s.Engine.Typed))}
 		}
 		if s.Engine.Stripped != "" {
 			log.Warn().Msgf("%s: ignoring the endpoint path %s after the address (lmbench adds the paths itself)", s.Engine.Origin, s.Engine.Stripped)
@@ -130,7 +130,7 @@ func (p *Prepared) startEngine(s Setup, log zerolog.Logger) error {
 	}
 	srv, err := sim.New(s.Sim, log.With().Str("component", "sim").Logger())
 	if err != nil {
-		return UsageError{err}
+		return config.UsageError{Err: err}
 	}
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
@@ -155,7 +155,7 @@ func (p *Prepared) findProfile(ctx context.Context, s Setup, log zerolog.Logger)
 	log.Info().Str("engine_kind", string(pr.Kind)).Str("version", pr.Version).Str("from", pr.DetectedFrom).
 		Msgf("engine: %s", pr.Name)
 	if s.Cache.Reset != config.ResetNever && pr.Reset.Path == "" && pr.Kind != profile.Unknown {
-		return UsageError{fmt.Errorf("%s %s: %s has no prefix-cache reset; restart the engine for a cold start, "+
+		return config.UsageError{Err: fmt.Errorf("%s %s: %s has no prefix-cache reset; restart the engine for a cold start, "+
 			"or leave it at %s", s.Cache.ResetOrigin, s.Cache.Reset, pr.Name, config.ResetNever)}
 	}
 	if !pr.ReportsCachedTokens() {
@@ -174,7 +174,7 @@ func (p *Prepared) findModel(ctx context.Context, s Setup, log zerolog.Logger) e
 		cancel()
 		var many *engine.ManyModelsError
 		if errors.As(err, &many) {
-			return UsageError{err} // a choice the command line has to make
+			return config.UsageError{Err: err} // a choice the command line has to make
 		}
 		if err != nil {
 			return err

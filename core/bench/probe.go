@@ -46,26 +46,26 @@ func (p Probed) Write(w io.Writer, asJSON bool) error {
 
 // Probe asks the engine what it is and checks what a run would use (its
 // model list, tokenizer, metrics). A malformed address or kind is a
-// UsageError, before any traffic.
+// config.UsageError, before any traffic.
 func Probe(ctx context.Context, s ProbeSetup) (Probed, error) {
 	if s.EngineURL == "" || s.EngineURL == config.BuiltinEngine {
-		return Probed{}, UsageError{fmt.Errorf("--engine-url: give the engine's address (http://host:port), got %q", s.EngineURL)}
+		return Probed{}, config.UsageError{Err: fmt.Errorf("--engine-url: give the engine's address (http://host:port), got %q", s.EngineURL)}
 	}
 	base, _, err := engine.CheckBaseURL(config.PortOnly(s.EngineURL))
 	if err != nil {
-		return Probed{}, UsageError{fmt.Errorf("--engine-url: %w", err)}
+		return Probed{}, config.UsageError{Err: fmt.Errorf("--engine-url: %w", err)}
 	}
 	kind, err := profile.ParseKind(s.Kind, "--engine-kind")
 	if err != nil {
-		return Probed{}, UsageError{err}
+		return Probed{}, config.UsageError{Err: err}
 	}
 	metrics := s.MetricsURL
 	if metrics == "" {
 		if metrics, err = enginemetrics.URLFor(base); err != nil {
-			return Probed{}, UsageError{fmt.Errorf("--engine-url: %w", err)}
+			return Probed{}, config.UsageError{Err: fmt.Errorf("--engine-url: %w", err)}
 		}
 	} else if err := enginemetrics.CheckURL(metrics); err != nil {
-		return Probed{}, UsageError{fmt.Errorf("--metrics-url: %w", err)}
+		return Probed{}, config.UsageError{Err: fmt.Errorf("--metrics-url: %w", err)}
 	}
 	t := profile.Target{Base: base, Root: strings.TrimSuffix(base, "/v1"), APIKey: s.APIKey}
 	return Probed{profile.Probe(ctx, t, kind, "--engine-kind", metrics), engine.RedactURL(t.Root)}, nil

@@ -75,3 +75,10 @@ func (v *Values) With(overrides map[string]any) (*Values, error) {
 	out.merge(m, LayerFlag)
 	return out, nil
 }
+
+// UsageError is a mistake on the command line (an option's value, a plugin
+// that is not there or of the wrong kind): the CLI exits 2 for it.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/record"
 )
 
@@ -35,7 +36,7 @@ func TestResolveUsageErrors(t *testing.T) {
 		{[]string{"--seed"}, "flag needs an argument"},
 	} {
 		_, err := newTestSession(t).Resolve(tc.args, nil)
-		var ue bench.UsageError
+		var ue config.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error containing %q", tc.args, err, tc.want)
 		}
@@ -57,7 +58,7 @@ func TestResolveBuildsTheLogger(t *testing.T) {
 	})
 	defer s.Close()
 	_, err := s.Resolve([]string{"--log-level", "debug", "--log-format", "json", "--help"}, nil)
-	var ue bench.UsageError
+	var ue config.UsageError
 	if got != "debug/json" || !errors.As(err, &ue) {
 		t.Errorf("NewLog saw %q; error %v, want a usage error", got, err)
 	}

@@ -51,13 +51,13 @@ func Registry() *config.Registry {
 // their option schemas join the registry, and the second pass parses
 // every flag strictly and layers every source. answers are guided-setup
 // values (nil when there was no form). A mistake on the command line is
-// a bench.UsageError.
+// a config.UsageError.
 func (s *Session) Resolve(args []string, answers map[string]string) (*Resolved, error) {
 	r := &Resolved{Registry: Registry(), args: args}
 	r.FlagSet = config.RunFlagSet(r.Registry, &r.Flags)
 	r.FlagSet.ParseErrorsAllowlist.UnknownFlags = true
 	if err := r.FlagSet.Parse(args); err != nil {
-		return nil, bench.UsageError{Err: err}
+		return nil, config.UsageError{Err: err}
 	}
 	var err error
 	r.Values, err = r.Registry.Load(config.Sources{File: r.Flags.Config, Flags: r.FlagSet, Answers: answers, Partial: true})
@@ -68,7 +68,7 @@ func (s *Session) Resolve(args []string, answers map[string]string) (*Resolved, 
 	if !s.hasLog {
 		log, err := s.NewLog(ch.LogLevel, ch.LogFormat)
 		if err != nil {
-			return nil, bench.UsageError{Err: err}
+			return nil, config.UsageError{Err: err}
 		}
 		s.SetLog(log)
 	}
@@ -89,7 +89,7 @@ func (s *Session) loadPlugins(r *Resolved) (err error) {
 	ch := config.ReadChoice(r.Values)
 	switch {
 	case ch.Workload != "" && ch.Plugin != "":
-		return bench.UsageError{Err: fmt.Errorf("%s and %s both name the workload (%q and %q): give one",
+		return config.UsageError{Err: fmt.Errorf("%s and %s both name the workload (%q and %q): give one",
 			ch.WorkloadOrigin, ch.PluginOrigin, ch.Workload, ch.Plugin)}
 	case ch.Plugin != "":
 		r.Workload, err = s.Plugins.Workload(ch.Plugin, true, ch.PluginOrigin)
@@ -150,10 +150,10 @@ func (s *Session) strict(r *Resolved, answers map[string]string) (err error) {
 		if r.Workload != nil {
 			name, prefix = r.Workload.Name(), r.Workload.Prefix()
 		}
-		return bench.UsageError{Err: config.FlagError(err, r.FlagSet, name, prefix)}
+		return config.UsageError{Err: config.FlagError(err, r.FlagSet, name, prefix)}
 	}
 	if r.FlagSet.NArg() > 0 {
-		return bench.UsageError{Err: fmt.Errorf("unexpected argument %q (flags start with --)", r.FlagSet.Arg(0))}
+		return config.UsageError{Err: fmt.Errorf("unexpected argument %q (flags start with --)", r.FlagSet.Arg(0))}
 	}
 	// Without a workload, file keys and variables may belong to the one
 	// the guided setup is about to pick: they are checked once it is known.

@@ -56,7 +56,7 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 		s.Log.Warn().Msg("--shard with the built-in engine: each shard runs an engine of its own; give the shards one engine (lmbench sim, or a real one) to measure one")
 	}
 	if err := s.simEngine(r); err != nil {
-		return nil, bench.UsageError{Err: err}
+		return nil, config.UsageError{Err: err}
 	}
 	p, err := bench.Prepare(ctx, bench.Setup{
 		Spec: r.Spec, Sim: r.sim, SimFlags: config.SimGiven(r.Values, config.LayerFlag),
@@ -98,7 +98,7 @@ func (s *Session) notSweep(r *Resolved) error {
 		return nil
 	}
 	if flags := sweep.Given(r.Values, config.LayerFlag); len(flags) > 0 {
-		return bench.UsageError{Err: fmt.Errorf("%s: lmbench sweep's options; lmbench run runs one point (lmbench sweep --help)", strings.Join(flags, ", "))}
+		return config.UsageError{Err: fmt.Errorf("%s: lmbench sweep's options; lmbench run runs one point (lmbench sweep --help)", strings.Join(flags, ", "))}
 	}
 	for _, l := range []config.Layer{config.LayerFile, config.LayerEnv} {
 		if given := sweep.Given(r.Values, l); len(given) > 0 {

@@ -44,15 +44,15 @@ func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
 	}
 	opts, err := sweep.ReadSettings(r.Values)
 	if err != nil {
-		return nil, bench.UsageError{Err: err}
+		return nil, config.UsageError{Err: err}
 	}
 	r.sweep = &opts
 	if opts.Spec == "" {
-		return nil, bench.UsageError{Err: errors.New("--sweep KEY=VALUES is required (lmbench sweep --help)")}
+		return nil, config.UsageError{Err: errors.New("--sweep KEY=VALUES is required (lmbench sweep --help)")}
 	}
 	spec, err := sweep.ParseSpec(opts.Spec)
 	if err != nil {
-		return nil, bench.UsageError{Err: err}
+		return nil, config.UsageError{Err: err}
 	}
 	if labels, _ := r.Missing(); len(labels) > 0 {
 		return nil, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
@@ -69,13 +69,13 @@ func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
 		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", sh.Origin)
 	}
 	if err := checkSweep(opts, spec, r, &w.Config); err != nil {
-		return nil, bench.UsageError{Err: err}
+		return nil, config.UsageError{Err: err}
 	}
 	if loadErr != nil {
 		return nil, loadErr
 	}
 	if opts.Search && w.Config.SLO == "" {
-		return nil, bench.UsageError{Err: errors.New("--sweep-search needs --slo: the search is for the highest value that meets it")}
+		return nil, config.UsageError{Err: errors.New("--sweep-search needs --slo: the search is for the highest value that meets it")}
 	}
 	return w, nil
 }
