@@ -9,8 +9,8 @@
 #     that drives them is the host's and sdktest's, not an author's API);
 #   - the CLI (cmd/lmbench and its internal/ui, tests apart) imports
 #     only what a subcommand calls: the orchestration (core/invocation
-#     for run and sweep, core/bench and the entry points beside it: sweep,
-#     merge, shard, overhead for calibrate,
+#     for run and sweep, core/bench and the entry points beside it: probe,
+#     sweep, merge, shard, overhead for calibrate,
 #     sim, barrier, plugin for discovery and launch), the configuration
 #     (core/config), the output (core/report, core/htmlreport,
 #     core/analysis, core/record), its own UI and the protocol's types
@@ -38,7 +38,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 cli=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./cmd/lmbench ./cmd/lmbench/internal/ui |
 	awk -v m="$mod" '
 	BEGIN {
-		n = split("core/invocation core/bench core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
+		n = split("core/invocation core/bench core/probe core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
 	}
 	{
 		pkg = $1

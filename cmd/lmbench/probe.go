@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/probe"
 )
 
 // probeFlags are lmbench probe's flags.
 type probeFlags struct {
-	bench.ProbeSetup
+	probe.Setup
 	json bool
 }
 
@@ -23,14 +23,14 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.SortFlags = true // its help lists them by name
 }
 
-// cmdProbe is lmbench probe (core/bench's Probe).
+// cmdProbe is lmbench probe (core/probe).
 func cmdProbe(c *cli, args []string) error {
 	var f probeFlags
 	if _, err := c.parse(args, f.register, false); err != nil {
 		return err
 	}
 	f.APIKey = os.Getenv("OPENAI_API_KEY")
-	p, err := bench.Probe(context.Background(), f.ProbeSetup)
+	p, err := probe.Engine(context.Background(), f.Setup)
 	if err != nil {
 		return err
 	}

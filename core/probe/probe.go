@@ -1,4 +1,4 @@
-package bench
+package probe
 
 import (
 	"context"
@@ -13,21 +13,21 @@ import (
 	"github.com/lmbench/lmbench/core/enginemetrics"
 )
 
-// ProbeSetup is what lmbench probe asks: the engine (as typed, a bare port
+// Setup is what lmbench probe asks: the engine (as typed, a bare port
 // meaning this machine), its kind (--engine-kind: "" or auto asks it), its
 // metrics (--metrics-url: "" is the engine's /metrics) and the API key.
-type ProbeSetup struct {
+type Setup struct {
 	EngineURL, Kind, MetricsURL, APIKey string
 }
 
-// ProbeReport is what the engine reports and what lmbench can and cannot
+// Report is what the engine reports and what lmbench can and cannot
 // measure on it.
-type ProbeReport = profile.Report
+type Report = profile.Report
 
 // Probed is a probe's report and the engine as it is shown (no
 // credentials).
 type Probed struct {
-	Report ProbeReport
+	Report Report
 	Shown  string
 }
 
@@ -37,17 +37,17 @@ func (p Probed) Write(w io.Writer, asJSON bool) error {
 		_, err := io.WriteString(w, p.Report.Text(p.Shown))
 		return err
 	}
-	b, err := ProbeJSON(p.Report, p.Shown)
+	b, err := JSON(p.Report, p.Shown)
 	if err == nil {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 	}
 	return err
 }
 
-// Probe asks the engine what it is and checks what a run would use (its
+// Engine asks the engine what it is and checks what a run would use (its
 // model list, tokenizer, metrics). A malformed address or kind is a
 // config.UsageError, before any traffic.
-func Probe(ctx context.Context, s ProbeSetup) (Probed, error) {
+func Engine(ctx context.Context, s Setup) (Probed, error) {
 	if s.EngineURL == "" || s.EngineURL == config.BuiltinEngine {
 		return Probed{}, config.UsageError{Err: fmt.Errorf("--engine-url: give the engine's address (http://host:port), got %q", s.EngineURL)}
 	}
@@ -71,8 +71,8 @@ func Probe(ctx context.Context, s ProbeSetup) (Probed, error) {
 	return Probed{profile.Probe(ctx, t, kind, "--engine-kind", metrics), engine.RedactURL(t.Root)}, nil
 }
 
-// ProbeJSON is the report as lmbench probe --json prints it.
-func ProbeJSON(r ProbeReport, shown string) ([]byte, error) {
+// JSON is the report as lmbench probe --json prints it.
+func JSON(r Report, shown string) ([]byte, error) {
 	p := r.Profile
 	type fact struct {
 		Can  bool   `json:"can"`
