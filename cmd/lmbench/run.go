@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/invocation"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -113,7 +113,7 @@ func (s *session) display(hurry <-chan struct{}) invocation.Display {
 	return invocation.Display{
 		Stdout: s.stdout, Hurry: hurry,
 		Banner: func(c protocol.Configured) { ui.Banner(s.stdout, c, isTerminal(s.stdout)) },
-		Progress: func(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration) {
+		Progress: func(ctx context.Context, quiet bool) (progress.Sink, time.Duration) {
 			// The input echo it turns off comes back when the session
 			// closes, also when the run fails before the display opens.
 			sink, every, restore := ui.Progress(ctx, s.stdin, s.stdout, s.stderr, s.logOut, quiet)

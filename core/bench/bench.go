@@ -15,6 +15,7 @@ import (
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -36,7 +37,7 @@ type Job struct {
 	Log     zerolog.Logger
 	Stdout  io.Writer
 	// Progress and ProgressEvery are the live display (Plan's).
-	Progress      ProgressSink
+	Progress      progress.Sink
 	ProgressEvery time.Duration
 	Hurry         <-chan struct{}
 	// Part is the run's part of a sharded run (zero: not sharded): the

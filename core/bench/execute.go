@@ -26,6 +26,7 @@ import (
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/overhead"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/shard"
@@ -73,11 +74,11 @@ type Plan struct {
 	Planned int
 	Log     zerolog.Logger
 	// Stdout receives the terminal summary. Progress, when non-nil,
-	// receives a Snapshot every ProgressEvery (DefaultProgressEvery when
+	// receives a Snapshot every ProgressEvery (progress.DefaultEvery when
 	// 0) and is closed once the run loop has stopped, before the summary
 	// is printed.
 	Stdout        io.Writer
-	Progress      ProgressSink
+	Progress      progress.Sink
 	ProgressEvery time.Duration
 	DrainTimeout  time.Duration
 	// Tracing records the run as OpenTelemetry spans (run, phases,
@@ -578,7 +579,7 @@ type observer struct {
 	abort       *abort.Cause // the first abort, from the loop or the health probe
 	phase       protocol.Phase
 	phaseStart  time.Time
-	lags        lagRing // recent dispatch lags, for progress
+	lags        progress.Lags // recent dispatch lags, for progress
 	sent        atomic.Int64
 	done        atomic.Int64
 	failed      atomic.Int64
@@ -634,7 +635,7 @@ func (o *observer) PhaseStarted(ph protocol.Phase, start time.Time) {
 	o.failed.Store(0)
 	if ph == protocol.Measure {
 		o.live.Reset(start)
-		o.lags.reset()
+		o.lags.Reset()
 		o.probe = overhead.StartProbe()
 	}
 }
@@ -708,7 +709,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 		lag := math.NaN()
 		if f.Req.Explicit {
 			lag = r.Submit.Sub(f.Req.Due).Seconds()
-			o.lags.add(lag * 1000)
+			o.lags.Add(lag * 1000)
 		}
 		// Decode speed only where it is defined (as in the summary); the
 		// live means skip the rest.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/dispatch"
 	"github.com/lmbench/lmbench/core/export"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/sdk/host/runloop"
@@ -646,19 +647,19 @@ func TestExecutePassesWorkloadSettings(t *testing.T) {
 
 func TestExecuteProgressLines(t *testing.T) {
 	t.Parallel()
-	var progress bytes.Buffer // read only after Execute, which stops the writer first
-	sink := watch(PlainProgress(&progress))
+	var out bytes.Buffer // read only after Execute, which stops the writer first
+	sink := watch(progress.Plain(&out))
 	snd := &fakeSender{outcomes: map[string]answer{
 		// Each phase's requests answer once a snapshot of it was taken.
-		"w": {hold: sink.when(func(s Snapshot) bool { return s.Phase == PhaseWarmup }), wait: 30 * time.Second},
-		"a": {hold: sink.when(func(s Snapshot) bool { return s.Phase == PhaseMeasure }), wait: 30 * time.Second},
+		"w": {hold: sink.when(func(s progress.Snapshot) bool { return s.Phase == progress.PhaseWarmup }), wait: 30 * time.Second},
+		"a": {hold: sink.when(func(s progress.Snapshot) bool { return s.Phase == progress.PhaseMeasure }), wait: 30 * time.Second},
 	}}
 	p, _ := plan(t, batches([]protocol.Request{chat("w", nil)}, []protocol.Request{chat("a", nil), chat("b", nil), chat("c", nil)}), snd)
 	p.Progress, p.ProgressEvery, p.Planned = sink, 2*time.Millisecond, 3
 	if _, err := Execute(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	var warm, meas int
 	for _, l := range lines {
 		switch {
@@ -670,7 +671,7 @@ func TestExecuteProgressLines(t *testing.T) {
 		}
 	}
 	if warm == 0 || meas == 0 {
-		t.Errorf("want warmup and measure progress lines, got:\n%s", progress.String())
+		t.Errorf("want warmup and measure progress lines, got:\n%s", out.String())
 	}
 }
 

@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/stats"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -18,21 +18,21 @@ import (
 // that matches each condition, so a fake engine can answer once the
 // progress display has seen what a test needs (not after a sleep).
 type watchSink struct {
-	ProgressSink
+	progress.Sink
 	mu      sync.Mutex
 	watches []*snapshotWatch
 }
 
 type snapshotWatch struct {
-	match func(Snapshot) bool
+	match func(progress.Snapshot) bool
 	ch    chan struct{}
 	fired bool
 }
 
-func watch(s ProgressSink) *watchSink { return &watchSink{ProgressSink: s} }
+func watch(s progress.Sink) *watchSink { return &watchSink{Sink: s} }
 
 // when returns a channel closed at the first snapshot matching match.
-func (w *watchSink) when(match func(Snapshot) bool) chan struct{} {
+func (w *watchSink) when(match func(progress.Snapshot) bool) chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	sw := &snapshotWatch{match: match, ch: make(chan struct{})}
@@ -40,8 +40,8 @@ func (w *watchSink) when(match func(Snapshot) bool) chan struct{} {
 	return sw.ch
 }
 
-func (w *watchSink) Update(s Snapshot) {
-	w.ProgressSink.Update(s)
+func (w *watchSink) Update(s progress.Snapshot) {
+	w.Sink.Update(s)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, sw := range w.watches {
@@ -55,14 +55,14 @@ func (w *watchSink) Update(s Snapshot) {
 // recordingSink keeps every snapshot and checks the Close contract.
 type recordingSink struct {
 	mu            sync.Mutex
-	snaps         []Snapshot
+	snaps         []progress.Snapshot
 	closed        int
 	afterClose    int
 	stdout        *bytes.Buffer
 	stdoutAtClose int
 }
 
-func (r *recordingSink) Update(s Snapshot) {
+func (r *recordingSink) Update(s progress.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed > 0 {
@@ -106,13 +106,13 @@ func TestExecuteFeedsSnapshots(t *testing.T) {
 			// one of measure, b and c for one showing a's figures (its
 			// dispatch lag too, when scheduled). The 30 s bound only keeps
 			// a broken feed from hanging the test.
-			seenA := sink.when(func(s Snapshot) bool {
-				return s.Phase == PhaseMeasure && s.Done >= 1 && s.MeanTTFTMs > 0 && (!scheduled || s.HasDispatchLag())
+			seenA := sink.when(func(s progress.Snapshot) bool {
+				return s.Phase == progress.PhaseMeasure && s.Done >= 1 && s.MeanTTFTMs > 0 && (!scheduled || s.HasDispatchLag())
 			})
 			const bound = 30 * time.Second
 			snd := &fakeSender{outcomes: map[string]answer{
-				"w": {hold: sink.when(func(s Snapshot) bool { return s.Phase == PhaseWarmup }), wait: bound},
-				"a": {hold: sink.when(func(s Snapshot) bool { return s.Phase == PhaseMeasure }), wait: bound},
+				"w": {hold: sink.when(func(s progress.Snapshot) bool { return s.Phase == progress.PhaseWarmup }), wait: bound},
+				"a": {hold: sink.when(func(s progress.Snapshot) bool { return s.Phase == progress.PhaseMeasure }), wait: bound},
 				"b": {hold: seenA, wait: bound},
 				"c": {hold: seenA, wait: bound},
 			}}
@@ -128,12 +128,12 @@ func TestExecuteFeedsSnapshots(t *testing.T) {
 			var lastElapsed time.Duration
 			for _, s := range rec.snaps {
 				switch s.Phase {
-				case PhaseWarmup:
+				case progress.PhaseWarmup:
 					warm++
 					if s.Planned != 0 || s.MeanTTFTMs != 0 || s.HasDispatchLag() {
 						t.Errorf("warmup snapshot shows measured figures: %+v", s)
 					}
-				case PhaseMeasure:
+				case progress.PhaseMeasure:
 					meas++
 					if s.Planned != 3 || s.Done+s.InFlight > 3 || s.InFlight < 0 || s.Elapsed < lastElapsed {
 						t.Errorf("measure snapshot inconsistent (previous elapsed %v): %+v", lastElapsed, s)
@@ -154,7 +154,7 @@ func TestExecuteFeedsSnapshots(t *testing.T) {
 							t.Errorf("dispatch lag p50 %v p99 %v", s.DispatchLagP50Ms, s.DispatchLagP99Ms)
 						}
 					}
-				case PhaseStarting:
+				case progress.PhaseStarting:
 				default:
 					t.Errorf("unexpected phase %q", s.Phase)
 				}
@@ -186,7 +186,7 @@ func TestExecuteSnapshotsDraining(t *testing.T) {
 	}}
 	rec := &recordingSink{}
 	sink := watch(rec)
-	draining := sink.when(func(s Snapshot) bool { return s.Phase == PhaseDraining && s.InFlight == 1 })
+	draining := sink.when(func(s progress.Snapshot) bool { return s.Phase == progress.PhaseDraining && s.InFlight == 1 })
 	snd := &fakeSender{outcomes: map[string]answer{"r1": {beforeAnswer: func() {
 		cancel()
 		// Still in flight after Ctrl-C, until a snapshot has shown it.
@@ -205,53 +205,12 @@ func TestExecuteSnapshotsDraining(t *testing.T) {
 	rec.checkClosedBeforeSummary(t)
 	n := 0
 	for _, s := range rec.snaps {
-		if s.Phase == PhaseDraining && s.InFlight == 1 {
+		if s.Phase == progress.PhaseDraining && s.InFlight == 1 {
 			n++
 		}
 	}
 	if n == 0 {
 		t.Errorf("no draining snapshot with the request in flight: %+v", rec.snaps)
-	}
-}
-
-func TestPlainLine(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		s    Snapshot
-		want string
-	}{
-		{
-			Snapshot{Phase: PhaseWarmup, Elapsed: 1500 * time.Millisecond, Done: 1, InFlight: 2,
-				DispatchLagP50Ms: math.NaN(), DispatchLagP99Ms: math.NaN()},
-			"[warmup] done 1/?  failed 0  in-flight 2  elapsed 1.5s",
-		},
-		{
-			Snapshot{Phase: PhaseMeasure, Elapsed: 4 * time.Second, Done: 12, Failed: 1, InFlight: 3, Planned: 40,
-				MeanTTFTMs: 85.14, MeanDecodeSpeed: 41.23, InputThroughput: 9512.4, OutputThroughput: 310.2,
-				DispatchLagP50Ms: math.NaN(), DispatchLagP99Ms: math.NaN()},
-			"[measure] done 12/40  failed 1  in-flight 3  elapsed 4.0s  mean TTFT 85.1 ms  decode 41.2 tok/s  in 9512 tok/s  out 310 tok/s",
-		},
-		{
-			Snapshot{Phase: PhaseDraining, Elapsed: time.Second, Done: 2, InFlight: 1,
-				DispatchLagP50Ms: 1.25, DispatchLagP99Ms: 7},
-			"[draining] done 2/?  failed 0  in-flight 1  elapsed 1.0s  mean TTFT 0.0 ms  decode 0.0 tok/s  in 0 tok/s  out 0 tok/s  dispatch lag p50 1.2 ms p99 7.0 ms",
-		},
-	}
-	for _, tt := range tests {
-		if got := PlainLine(tt.s); got != tt.want {
-			t.Errorf("PlainLine =\n%q\nwant\n%q", got, tt.want)
-		}
-	}
-	var b bytes.Buffer
-	sink := PlainProgress(&b)
-	sink.Update(tests[1].s)
-	sink.Update(tests[2].s)
-	sink.Close()
-	if got, want := b.String(), tests[1].want+"\n"+tests[2].want+"\n"; got != want {
-		t.Errorf("PlainProgress wrote %q, want %q", got, want)
-	}
-	if strings.ContainsRune(b.String(), 0x1b) {
-		t.Error("PlainProgress wrote an escape code")
 	}
 }
 
@@ -267,7 +226,7 @@ func BenchmarkSnapshot(b *testing.B) {
 				lag := float64(i%7) / 1000
 				o.live.Add(stats.Sample{Success: true, TTFT: 0.05, Latency: 1, DecodeSpeed: 100, ITL: 0.01, DispatchLag: lag,
 					InputTokens: 100, OutputTokens: 10, Finish: start.Add(time.Duration(i) * time.Millisecond)})
-				o.lags.add(lag * 1000)
+				o.lags.Add(lag * 1000)
 			}
 			now := start.Add(time.Hour)
 			b.ReportAllocs()
@@ -279,36 +238,5 @@ func BenchmarkSnapshot(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// The live dispatch lag covers the most recent LagWindow requests.
-func TestLagRingKeepsRecentWindow(t *testing.T) {
-	t.Parallel()
-	var r lagRing
-	if p50, p99 := r.percentiles(); !math.IsNaN(p50) || !math.IsNaN(p99) {
-		t.Errorf("empty ring: p50 %v p99 %v, want NaN", p50, p99)
-	}
-	// 1000 early lags of 500 ms, then LagWindow lags of 0..LagWindow-1 ms:
-	// only the latter count.
-	for range 1000 {
-		r.add(500)
-	}
-	var recent []float64
-	for i := range LagWindow {
-		r.add(float64(i))
-		recent = append(recent, float64(i))
-	}
-	p50, p99 := r.percentiles()
-	if want := stats.Percentile(recent, 50); p50 != want {
-		t.Errorf("p50 = %v, want %v", p50, want)
-	}
-	if want := stats.Percentile(recent, 99); p99 != want {
-		t.Errorf("p99 = %v, want %v", p99, want)
-	}
-	r.reset()
-	r.add(3)
-	if p50, p99 := r.percentiles(); p50 != 3 || p99 != 3 {
-		t.Errorf("after reset: p50 %v p99 %v, want 3 and 3", p50, p99)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -21,7 +22,7 @@ type Display struct {
 	Banner func(protocol.Configured)
 	// Progress opens the progress display --quiet calls for (a nil sink:
 	// none), and how often it wants a snapshot.
-	Progress func(ctx context.Context, quiet bool) (bench.ProgressSink, time.Duration)
+	Progress func(ctx context.Context, quiet bool) (progress.Sink, time.Duration)
 	// Report writes --report's report of the run in dir.
 	Report func(dir string) error
 	// Hurry is closed by a second Ctrl-C: cancel the requests in flight.
@@ -56,7 +57,7 @@ func (x *Run) Execute(ctx context.Context, d Display) (end Ending) {
 	if err != nil {
 		return Failed(err)
 	}
-	var sink bench.ProgressSink
+	var sink progress.Sink
 	var every time.Duration
 	if d.Progress != nil {
 		if sink, every = d.Progress(ctx, spec.Output.Quiet); sink != nil {

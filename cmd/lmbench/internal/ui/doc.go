@@ -8,7 +8,7 @@
 //     a form), validates each answer as it is typed, shows a summary and
 //     ends with start, export config or cancel. It runs every page inside
 //     one Bubble Tea program so a single reader serves the whole setup.
-//   - [Live] is the live progress display, a [host.ProgressSink]: it
+//   - [Live] is the live progress display, a [progress.Sink]: it
 //     redraws its frame in place (cursor up, erase down; no raw mode) on
 //     every snapshot and erases itself on Close so the summary that
 //     follows is clean.

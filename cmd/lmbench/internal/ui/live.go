@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/term"
 
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/progress"
 )
 
 // LogLines is how many recent log lines the live display keeps.
@@ -53,7 +53,7 @@ type Live struct {
 	fd     int  // terminal to ask, -1 = none
 	drawn  int  // lines of the frame currently on screen
 	closed bool // after Close, log lines pass straight through
-	snap   *bench.Snapshot
+	snap   *progress.Snapshot
 	// head is the rendered snapshot part of the frame, for headWidth
 	// columns; log lines redraw the frame without rendering it again.
 	head      []string
@@ -69,7 +69,7 @@ type Live struct {
 	st      liveStyles
 }
 
-var _ bench.ProgressSink = (*Live)(nil)
+var _ progress.Sink = (*Live)(nil)
 
 // NewLive returns a display writing to out. width is the terminal's width
 // in columns; with 0 it is read from out when out is a terminal (on every
@@ -83,7 +83,7 @@ func NewLive(out io.Writer, width int) *Live {
 }
 
 // Update redraws the display with s.
-func (l *Live) Update(s bench.Snapshot) {
+func (l *Live) Update(s progress.Snapshot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -274,7 +274,7 @@ func newLiveStyles(r *lipgloss.Renderer) liveStyles {
 func frameWidth(width int) int { return max(width-1, 20) }
 
 // renderHead lays out a snapshot in lines no wider than frameWidth.
-func (l *Live) renderHead(s bench.Snapshot, width int) []string {
+func (l *Live) renderHead(s progress.Snapshot, width int) []string {
 	st := l.st
 	maxW := frameWidth(width)
 	kv := func(label, value string) string { return st.label.Render(label) + " " + st.value.Render(value) }
@@ -301,7 +301,7 @@ func (l *Live) renderHead(s bench.Snapshot, width int) []string {
 	)
 	lines := flow(cells, maxW)
 
-	if s.Phase == bench.PhaseMeasure || s.Phase == bench.PhaseDraining {
+	if s.Phase == progress.PhaseMeasure || s.Phase == progress.PhaseDraining {
 		metrics := []string{
 			kv("mean TTFT", fmt.Sprintf("%.1f ms", s.MeanTTFTMs)),
 			kv("decode", fmt.Sprintf("%.1f tok/s", s.MeanDecodeSpeed)),

@@ -14,19 +14,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/progress"
 )
 
-func measureSnap() bench.Snapshot {
-	return bench.Snapshot{
-		Phase: bench.PhaseMeasure, Elapsed: 65*time.Second + 400*time.Millisecond,
+func measureSnap() progress.Snapshot {
+	return progress.Snapshot{
+		Phase: progress.PhaseMeasure, Elapsed: 65*time.Second + 400*time.Millisecond,
 		Done: 12, Failed: 2, InFlight: 3, Planned: 40,
 		MeanTTFTMs: 85.14, MeanDecodeSpeed: 41.23, InputThroughput: 9512.4, OutputThroughput: 310.2,
 		DispatchLagP50Ms: 1.24, DispatchLagP99Ms: 4.01,
 	}
 }
 
-func frameText(t *testing.T, width int, s bench.Snapshot, logs ...string) string {
+func frameText(t *testing.T, width int, s progress.Snapshot, logs ...string) string {
 	t.Helper()
 	scr := newScreen(t)
 	l := NewLive(scr, width)
@@ -41,11 +41,11 @@ func TestLiveFrameContent(t *testing.T) {
 	t.Parallel()
 	noLag := measureSnap()
 	noLag.DispatchLagP50Ms, noLag.DispatchLagP99Ms = math.NaN(), math.NaN()
-	warmup := bench.Snapshot{Phase: bench.PhaseWarmup, Elapsed: 3 * time.Second, Done: 1, InFlight: 2,
+	warmup := progress.Snapshot{Phase: progress.PhaseWarmup, Elapsed: 3 * time.Second, Done: 1, InFlight: 2,
 		DispatchLagP50Ms: math.NaN(), DispatchLagP99Ms: math.NaN()}
 	tests := []struct {
 		name      string
-		snap      bench.Snapshot
+		snap      progress.Snapshot
 		want, not []string
 	}{
 		{
@@ -102,7 +102,7 @@ func TestLiveRedrawsInPlace(t *testing.T) {
 	if !strings.Contains(last[0], "done 9/40") {
 		t.Errorf("first line %q does not show the latest snapshot", last[0])
 	}
-	if want := strings.Split(frameText(t, 100, func() bench.Snapshot { s := measureSnap(); s.Done = 9; return s }()), "\n"); !cmp.Equal(want, last) {
+	if want := strings.Split(frameText(t, 100, func() progress.Snapshot { s := measureSnap(); s.Done = 9; return s }()), "\n"); !cmp.Equal(want, last) {
 		t.Errorf("screen after 10 updates differs from a single frame (-want +got):\n%s", cmp.Diff(want, last))
 	}
 }

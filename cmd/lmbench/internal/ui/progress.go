@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -20,7 +20,7 @@ const plainProgressEvery = 2 * time.Second
 // once, other lines shown in it and printed when it closes), plain lines
 // on stderr otherwise, none when quiet. restore gives the terminal's input
 // echo back (the live display hushes it); it may be called again.
-func Progress(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, logOut *SwitchWriter, quiet bool) (_ bench.ProgressSink, every time.Duration, restore func()) {
+func Progress(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, logOut *SwitchWriter, quiet bool) (_ progress.Sink, every time.Duration, restore func()) {
 	switch {
 	case quiet:
 		return nil, 0, func() {}
@@ -41,7 +41,7 @@ func Progress(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, lo
 			input()
 		}}, time.Second, input
 	}
-	return bench.PlainProgress(stderr), plainProgressEvery, func() {}
+	return progress.Plain(stderr), plainProgressEvery, func() {}
 }
 
 // LiveSink is the live display as a run's progress sink. It hands the log back to stderr when the display closes: the
