@@ -11,10 +11,10 @@
 #     only what a subcommand calls: the orchestration (core/invocation
 #     for run and sweep, core/bench and the entry points beside it: probe,
 #     sweep, merge, shard, overhead for calibrate,
-#     sim, barrier, plugin for discovery and launch), the configuration
-#     (core/config), the output (core/report, core/htmlreport,
-#     core/progress,
-#     core/analysis, core/record), its own UI and the protocol's types
+#     sim, barrier, plugin and pluginset for discovery and launch), the
+#     configuration (core/config), the output (core/report,
+#     core/htmlreport, core/progress, core/analysis, core/record), its own
+#     UI and the protocol's types
 #     (sdk/protocol). The mechanisms under them (engine, dispatch, kvcache,
 #     tokenize, stats, telemetry, objstore, sdk/host, …) are theirs.
 set -euo pipefail
@@ -39,7 +39,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 cli=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./cmd/lmbench ./cmd/lmbench/internal/ui |
 	awk -v m="$mod" '
 	BEGIN {
-		n = split("core/invocation core/bench core/probe core/progress core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
+		n = split("core/invocation core/bench core/probe core/pluginset core/progress core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
 	}
 	{
 		pkg = $1

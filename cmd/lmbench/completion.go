@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/plugin"
+	"github.com/lmbench/lmbench/core/pluginset"
 )
 
 // cmdCompletion prints a shell's completion script.
@@ -48,7 +48,7 @@ func complete(args []string) []string {
 func runFlagsWith(workload string) (*pflag.FlagSet, *config.Registry) {
 	reg := invocation.Registry()
 	if workload != "" {
-		p := bench.NewPlugins(zerolog.Nop(), version)
+		p := pluginset.NewPlugins(zerolog.Nop(), version)
 		if l, err := p.Workload(workload, false, "--workload"); err == nil {
 			reg.AddPlugin(l.Name(), l.Prefix(), l.Options())
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/merge"
+	"github.com/lmbench/lmbench/core/pluginset"
 )
 
 // exportFlags are lmbench export's own flags.
@@ -86,15 +86,15 @@ func (e *exporterFlags) registerLog(fs *pflag.FlagSet) {
 // withExporters are the exporters lmbench export or merge started, each
 // configured from its options, with every flag parsed and the logger.
 type withExporters struct {
-	plugins *bench.Plugins
-	list    bench.Exporters
+	plugins *pluginset.Plugins
+	list    pluginset.Exporters
 	fs      *pflag.FlagSet
 	log     zerolog.Logger
 }
 
 // startExporters is the second pass of lmbench export and merge: the
 // exporters e names (byDefault when none) started, and every flag, their
-// options' too, parsed (bench.Plugins.ExportersFromFlags). The caller
+// options' too, parsed (pluginset.Plugins.ExportersFromFlags). The caller
 // closes the plugins.
 func (c *cli) startExporters(args []string, register func(*pflag.FlagSet), e exporterFlags, byDefault ...string) (*withExporters, error) {
 	log, err := newLogger(c.stderr, e.logLevel, e.logFormat, isTerminal(c.stderr))
@@ -104,7 +104,7 @@ func (c *cli) startExporters(args []string, register func(*pflag.FlagSet), e exp
 	if len(e.names) == 0 && len(e.paths) == 0 {
 		e.names = byDefault
 	}
-	w := &withExporters{plugins: bench.NewPlugins(log, version), log: log, fs: ui.FlagSet(c.cmd.Name, register)}
+	w := &withExporters{plugins: pluginset.NewPlugins(log, version), log: log, fs: ui.FlagSet(c.cmd.Name, register)}
 	if w.list, err = w.plugins.ExportersFromFlags(e.names, e.paths, w.fs, args); err != nil {
 		w.plugins.Close()
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -29,8 +30,8 @@ import (
 type Job struct {
 	Spec      *config.Spec
 	Prepared  *Prepared
-	Workload  *Workload
-	Exporters []Exporter
+	Workload  *pluginset.Workload
+	Exporters []pluginset.Exporter
 	// Config is the recorded configuration (Spec.Entries as JSON).
 	Config  json.RawMessage
 	Version string

@@ -8,6 +8,7 @@ import (
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/kvcache"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -25,7 +26,7 @@ func benchOf(t *testing.T, environ ...string) Job {
 	if spec.Engine.Builtin {
 		p.Engine = spec.Engine.Started("http://127.0.0.1:9")
 	}
-	return Job{Spec: spec, Prepared: p, Workload: &Workload{}, Log: zerolog.Nop()}
+	return Job{Spec: spec, Prepared: p, Workload: &pluginset.Workload{}, Log: zerolog.Nop()}
 }
 
 // The connection cap comes from the open-file limit unless given, halved

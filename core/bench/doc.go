@@ -9,7 +9,7 @@
 // runs the plan: the journal, the exporters, the run loop (sdk/host/runloop)
 // on the real clock through core/dispatch, the observer that turns results
 // into records, and the summary and files, whatever way the run ended.
-// [Plugins] starts, describes and stops the plugin processes.
+// The plugin processes are core/pluginset's (started, described, stopped).
 //
 // The concerns it drives live beside it: core/abort (when a run stops
 // early), core/kvcache (the cache reset and ledger), core/tokenize,

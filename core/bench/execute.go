@@ -26,6 +26,7 @@ import (
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/overhead"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -35,22 +36,6 @@ import (
 	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
-
-// ExportTarget is an exporter as a run uses it (plugin.Exporter). Its
-// errors name the exporter already.
-type ExportTarget interface {
-	Configure(ctx context.Context, opts protocol.Values, run record.Run) (protocol.Configured, error)
-	export.Exporter
-}
-
-// Exporter is an exporter to configure and feed.
-type Exporter struct {
-	Name    string
-	Plugin  ExportTarget
-	Options protocol.Values // set above the plugin's defaults
-	// Flag maps an option name to where its value came from, for errors.
-	Flag func(option string) string
-}
 
 // Plan is everything a run needs.
 type Plan struct {
@@ -64,7 +49,7 @@ type Plan struct {
 	// EngineURL is the engine's API base, for the run span's server.*
 	// attributes.
 	EngineURL string
-	Exporters []Exporter
+	Exporters []pluginset.Exporter
 	Report    report.Config // what the summary reports (no secrets)
 	// Config is the resolved configuration recorded in the journal and
 	// exporter metadata (a JSON object, no secrets).
@@ -261,7 +246,7 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 	if p.journalHook != nil {
 		x.journal = p.journalHook(x.journal)
 	}
-	targets, err := configureExporters(ctx, p.Exporters, x.run)
+	targets, err := pluginset.Configure(ctx, p.Exporters, x.run)
 	if err != nil {
 		x.journal.Close(nil)
 		return nil, err
@@ -497,56 +482,6 @@ func drainTimeout(d time.Duration) time.Duration {
 		return 30 * time.Second
 	}
 	return d
-}
-
-// configureExporters configures every exporter for run.
-func configureExporters(ctx context.Context, exps []Exporter, run record.Run) ([]export.Target, error) {
-	var targets []export.Target
-	for _, e := range exps {
-		resp, err := e.Plugin.Configure(ctx, e.Options, run)
-		if err != nil {
-			return nil, err
-		}
-		if len(resp.Errors) > 0 {
-			return nil, fieldErrors(resp.Errors, e.Name, e.Flag)
-		}
-		targets = append(targets, export.Target{Name: e.Name, Exporter: e.Plugin, Wrap: named})
-	}
-	return targets, nil
-}
-
-// named passes on an error that names its exporter already.
-func named(_ string, err error) error { return err }
-
-// FieldError is a Configure error pointing at a flag.
-type FieldError struct{ Flag, Message string }
-
-func (e *FieldError) Error() string {
-	if e.Flag == "" {
-		return e.Message
-	}
-	return e.Flag + ": " + e.Message
-}
-
-// FieldErrors converts a plugin's Configure errors, each naming the flag
-// (or key, or variable) its option's value came from.
-func FieldErrors(errs []protocol.FieldError, plugin string, flag func(string) string) error {
-	return fieldErrors(errs, plugin, flag)
-}
-
-func fieldErrors(errs []protocol.FieldError, plugin string, flag func(string) string) error {
-	var out []error
-	for _, fe := range errs {
-		f := ""
-		if fe.Option != "" && flag != nil {
-			f = flag(fe.Option)
-		}
-		if f == "" && plugin != "" {
-			f = plugin
-		}
-		out = append(out, &FieldError{Flag: f, Message: fe.Message})
-	}
-	return errors.Join(out...)
 }
 
 // observer connects the run loop to the journal, stats, exporters and

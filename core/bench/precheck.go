@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -34,7 +35,7 @@ func precheck(ctx context.Context, s Setup) error {
 		return err
 	}
 	if len(cr.Errors) > 0 {
-		return FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+		return pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
 	}
 	return nil
 }

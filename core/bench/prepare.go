@@ -14,6 +14,7 @@ import (
 	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -33,7 +34,7 @@ type Setup struct {
 	Shard       protocol.Shard
 	ShardOrigin string
 
-	Workload *Workload
+	Workload *pluginset.Workload
 	// Options are the workload's options set above its defaults.
 	Options protocol.Values
 	// OptionOrigin maps a workload option to where its value came from.
@@ -244,7 +245,7 @@ func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log
 		return err
 	}
 	if len(cr.Errors) > 0 {
-		return FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+		return pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
 	}
 	p.Configured = cr
 	return nil
@@ -252,7 +253,7 @@ func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log
 
 // Found is what preparing found out that the run's recorded configuration
 // holds (config.Spec.Entries).
-func (p *Prepared) Found(w *Workload) config.Found {
+func (p *Prepared) Found(w *pluginset.Workload) config.Found {
 	f := config.Found{Model: p.Model, TokensPerGB: p.TokensPerGB, Workload: w.Name(), Resolved: p.Configured.Resolved}
 	if w.ByPath {
 		f.Path = w.Path

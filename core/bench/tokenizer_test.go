@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
 
@@ -25,7 +26,7 @@ func TestTokenizerOfAWorkloadThatTakesNone(t *testing.T) {
 		var logs bytes.Buffer
 		p := &Prepared{}
 		s := Setup{Spec: &config.Spec{Tokenizer: tok},
-			Workload: &Workload{Desc: protocol.WorkloadDescription{Info: protocol.PluginInfo{Name: "old", ProtocolMinor: 1}}}}
+			Workload: &pluginset.Workload{Desc: protocol.WorkloadDescription{Info: protocol.PluginInfo{Name: "old", ProtocolMinor: 1}}}}
 		counter, err := p.tokenizer(context.Background(), s, "--tokenizer", zerolog.New(&logs).Level(zerolog.InfoLevel))
 		if err != nil || counter != nil || p.Tokenizer != "words" {
 			t.Fatalf("%s: counter %v, tokenizer %q, err %v; want none, words", tok, counter, p.Tokenizer, err)

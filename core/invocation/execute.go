@@ -9,6 +9,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/progress"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -87,8 +88,8 @@ func (x *Run) Execute(ctx context.Context, d Display) (end Ending) {
 }
 
 // ExporterJobs are the exporters, each configured from its options.
-func (r *Resolved) ExporterJobs() bench.Exporters {
-	return bench.Configured(r.Exporters, r.Values)
+func (r *Resolved) ExporterJobs() pluginset.Exporters {
+	return pluginset.Configured(r.Exporters, r.Values)
 }
 
 // finish tells the barrier how a shard's run ended, writes the report

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/merge"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/shard"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/core/sweep"
@@ -23,8 +23,8 @@ type Resolved struct {
 	Values   *config.Values
 	// Workload is nil when none was named; Exporters are in the order
 	// named, csv first unless --no-csv.
-	Workload  *bench.Workload
-	Exporters []*bench.ExporterPlugin
+	Workload  *pluginset.Workload
+	Exporters []*pluginset.ExporterPlugin
 
 	// Spec is the run's settings, typed and checked (config.Build), once
 	// Start has built it.
@@ -105,7 +105,7 @@ func (s *Session) loadPlugins(r *Resolved) (err error) {
 
 // exporters starts the exporters flags name (csv first when csv and not
 // named), then those given by path.
-func (s *Session) exporters(f config.RunFlags, csv bool) ([]*bench.ExporterPlugin, error) {
+func (s *Session) exporters(f config.RunFlags, csv bool) ([]*pluginset.ExporterPlugin, error) {
 	var names []string
 	for _, n := range f.Exporters {
 		if !slices.Contains(names, n) {
@@ -115,7 +115,7 @@ func (s *Session) exporters(f config.RunFlags, csv bool) ([]*bench.ExporterPlugi
 	if csv && !slices.Contains(names, "csv") {
 		names = append([]string{"csv"}, names...)
 	}
-	var out []*bench.ExporterPlugin
+	var out []*pluginset.ExporterPlugin
 	for i, n := range append(names, f.ExporterPlugins...) {
 		e, err := s.Plugins.Exporter(n, ExporterOrigin(i >= len(names)))
 		if err != nil {
@@ -186,8 +186,8 @@ func (s *Session) warnIgnored(r *Resolved) {
 }
 
 // Plugins returns the workload (if any) and the exporters.
-func (r *Resolved) Plugins() []bench.Plugin {
-	var out []bench.Plugin
+func (r *Resolved) Plugins() []pluginset.Plugin {
+	var out []pluginset.Plugin
 	if r.Workload != nil {
 		out = append(out, r.Workload)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/core/bench"
+	"github.com/lmbench/lmbench/core/pluginset"
 )
 
 // Exit codes of a run (and of each point of a sweep).
@@ -23,7 +23,7 @@ const (
 // it started (the built-in engine); Close stops them all.
 type Session struct {
 	Log     zerolog.Logger
-	Plugins *bench.Plugins // nil until the logger is known
+	Plugins *pluginset.Plugins // nil until the logger is known
 	// NewLog builds the logger from the level and format the first pass
 	// read, when SetLog was not called first.
 	NewLog  func(level, format string) (zerolog.Logger, error)
@@ -45,7 +45,7 @@ func New(version string, newLog func(level, format string) (zerolog.Logger, erro
 // to it.
 func (s *Session) SetLog(log zerolog.Logger) {
 	s.Log, s.hasLog = log, true
-	s.Plugins = bench.NewPlugins(log, s.version)
+	s.Plugins = pluginset.NewPlugins(log, s.version)
 }
 
 // OnClose has Close call f (last added, first called).

@@ -10,10 +10,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/plugin"
+	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/sweep"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -177,7 +177,7 @@ func (s *Session) variant(r *Resolved, overrides map[string]any) (*Resolved, err
 // footer. The plugin writes a temporary file and renames it, so a kill
 // leaves the previous complete file.
 func (w *Sweep) parquet() sweep.Combiner {
-	var pq *bench.ExporterPlugin
+	var pq *pluginset.ExporterPlugin
 	for _, e := range w.run.Exporters {
 		if e.Name() == "parquet" {
 			pq = e
@@ -199,7 +199,7 @@ func (w *Sweep) parquet() sweep.Combiner {
 		comb := merge.Combine{
 			TagKeys:     res.TagKeys(),
 			OutputDir:   dir,
-			Exporters:   bench.Exporters{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: opts, Flag: func(o string) string { return "--parquet-" + o }}},
+			Exporters:   pluginset.Exporters{{Name: e.Name(), Plugin: plugin.NewExporter(e.Client), Options: opts, Flag: func(o string) string { return "--parquet-" + o }}},
 			SummaryJSON: json.RawMessage(summary),
 			Log:         zerolog.Nop(),
 		}

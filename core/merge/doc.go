@@ -9,6 +9,6 @@
 // killed run's) gets one computed from its records (ReadJournal). Upload
 // puts a run's files in object storage, where a merge finds them.
 //
-// The exporters come configured by the caller (Exporters; core/bench's
+// The exporters come configured by the caller (Exporters; core/pluginset's
 // Exporters is one), so this package never starts plugins itself.
 package merge

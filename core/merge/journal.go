@@ -14,7 +14,7 @@ import (
 )
 
 // Exporters configures the exporters of a run written from journals
-// (core/bench's Exporters does).
+// (core/pluginset's Exporters does).
 type Exporters interface {
 	Configure(ctx context.Context, run record.Run) ([]export.Target, error)
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 
-	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/pluginset"
 )
 
 // RunUsage is lmbench run's usage line.
@@ -57,7 +57,7 @@ on a terminal, a guided setup asks for them.
 
 // RunHelp prints lmbench run's help: the general flags, then each
 // plugin's (reg says which flag is whose), then the footer.
-func RunHelp(w io.Writer, fs *pflag.FlagSet, reg *config.Registry, simPrefix string, plugins []bench.Plugin) {
+func RunHelp(w io.Writer, fs *pflag.FlagSet, reg *config.Registry, simPrefix string, plugins []pluginset.Plugin) {
 	fmt.Fprintln(w, RunUsage)
 	general := pflag.NewFlagSet("general", pflag.ContinueOnError)
 	general.SortFlags = false
@@ -131,7 +131,7 @@ func capitalize(s string) string {
 // general flags (fs), then every workload's that described itself, or
 // that none was found (searched: where). A workload whose options do not
 // register is logged and passed over.
-func RunHelpAll(w io.Writer, fs *pflag.FlagSet, simPrefix string, workloads []bench.Described, found int, searched []string, log zerolog.Logger) {
+func RunHelpAll(w io.Writer, fs *pflag.FlagSet, simPrefix string, workloads []pluginset.Described, found int, searched []string, log zerolog.Logger) {
 	fmt.Fprintln(w, RunUsage)
 	GeneralFlags(w, fs, simPrefix)
 	for _, d := range workloads {
