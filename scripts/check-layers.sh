@@ -12,7 +12,7 @@
 #     for run and sweep, core/bench and the entry points beside it: probe,
 #     sweep, merge, shard, overhead for calibrate,
 #     sim, barrier, plugin and pluginset for discovery and launch), the
-#     configuration (core/config), the output (core/report,
+#     configuration (core/config, core/config/simconfig), the output (core/report,
 #     core/htmlreport, core/progress, core/analysis, core/record), its own
 #     UI and the protocol's types
 #     (sdk/protocol). The mechanisms under them (engine, dispatch, kvcache,
@@ -39,7 +39,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 cli=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./cmd/lmbench ./cmd/lmbench/internal/ui |
 	awk -v m="$mod" '
 	BEGIN {
-		n = split("core/invocation core/bench core/probe core/pluginset core/progress core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
+		n = split("core/invocation core/bench core/probe core/pluginset core/progress core/config/simconfig core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
 	}
 	{
 		pkg = $1

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/config/simconfig"
 	"github.com/lmbench/lmbench/core/record"
 )
 
@@ -87,8 +88,8 @@ func TestSimSettingFromTheEnvironment(t *testing.T) {
 	if journal["sim_gpu_gb"] != 1.0 || journal["sim_cpu_gb"] != 0.0 || summary["sim_gpu_gb"] != 1.0 || summary["sim_cpu_gb"] != 0.0 {
 		t.Errorf("recorded sim_gpu_gb and sim_cpu_gb: journal %v, summary %v; want 1 and 0", journal, summary)
 	}
-	if len(journal) != len(config.SimOptions("")) || len(summary) != len(journal) {
-		t.Errorf("the journal records %d sim_* keys, the summary %d; want all %d", len(journal), len(summary), len(config.SimOptions("")))
+	if len(journal) != len(simconfig.Options("")) || len(summary) != len(journal) {
+		t.Errorf("the journal records %d sim_* keys, the summary %d; want all %d", len(journal), len(summary), len(simconfig.Options("")))
 	}
 }
 
@@ -111,7 +112,7 @@ func TestExportConfigReplaysTheBuiltinEngine(t *testing.T) {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
 	exported := readJSONFile(t, file)
-	for _, o := range config.SimOptions("") {
+	for _, o := range simconfig.Options("") {
 		if _, ok := exported[o.Key]; !ok {
 			t.Errorf("the exported file lacks %s", o.Key)
 		}
@@ -154,7 +155,7 @@ func TestExportConfigReplaysTheBuiltinEngine(t *testing.T) {
 		t.Fatalf("another engine: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
 	// Every key of the file but sim_cpu_gb, which the variable sets.
-	fileKeys := fmt.Sprintf(" (%d sim_* keys)", len(config.SimOptions(""))-1)
+	fileKeys := fmt.Sprintf(" (%d sim_* keys)", len(simconfig.Options(""))-1)
 	if !strings.Contains(r.stderr, "ignoring the built-in engine's settings in "+file+fileKeys) ||
 		!strings.Contains(r.stderr, "ignoring the built-in engine's variables") || !strings.Contains(r.stderr, "LMBENCH_SIM_CPU_GB") {
 		t.Errorf("want a warning for the file's keys and one naming the variable:\n%s", r.stderr)

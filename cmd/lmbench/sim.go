@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/config/simconfig"
 	"github.com/lmbench/lmbench/core/sim"
 )
 
@@ -25,7 +26,7 @@ func (f *simFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.port, "port", 8000, "Port to listen on (0 = any free port).")
 	fs.StringVar(&f.logLevel, "log-level", "info", "Log level.")
 	fs.BoolP("help", "h", false, "Show help.")
-	f.reg = config.NewSimRegistry()
+	f.reg = simconfig.NewRegistry()
 	f.reg.RegisterFlags(fs, nil)
 	fs.SortFlags = true // its help lists them by name
 }
@@ -43,7 +44,7 @@ func cmdSim(c *cli, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cfg, err := config.SimConfig(v)
+	cfg, err := simconfig.Config(v)
 	if err != nil {
 		return usageError{err}
 	}

@@ -10,6 +10,13 @@ import (
 // SimFlagPrefix starts the built-in engine's flags on lmbench run.
 const SimFlagPrefix = "sim-"
 
+// SimGroup is the form and help group of the built-in engine's options.
+const SimGroup = "Built-in engine"
+
+// SimKeyPrefix starts the config key of every built-in engine option
+// (sim_gpu_gb); its variables start with LMBENCH_SIM_.
+const SimKeyPrefix = "sim_"
+
 // RunFlags are lmbench run's flags that say what to do with the
 // configuration rather than being part of it: they have no config key or
 // variable.

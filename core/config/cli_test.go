@@ -9,7 +9,7 @@ import (
 // the run's own values stay as they were.
 func TestValuesWith(t *testing.T) {
 	t.Parallel()
-	r := NewRunRegistry(SimOptions(SimFlagPrefix))
+	r := NewRunRegistry()
 	v, err := r.Load(Sources{Environ: []string{"LMBENCH_OUTPUT_DIR=/runs"}, Flags: flags(t, r, "--seed", "7"), Partial: true})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestValuesWith(t *testing.T) {
 func TestRunFlagSet(t *testing.T) {
 	t.Parallel()
 	var f RunFlags
-	fs := RunFlagSet(NewRunRegistry(SimOptions(SimFlagPrefix)), &f)
+	fs := RunFlagSet(NewRunRegistry(), &f)
 	if err := fs.Parse([]string{"--exporter", "parquet", "--exporter", "csv", "--no-interactive", "--export-config", "x.yaml", "--seed", "3"}); err != nil {
 		t.Fatal(err)
 	}

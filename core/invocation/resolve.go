@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/config/simconfig"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/core/shard"
@@ -43,7 +44,7 @@ type Resolved struct {
 // Registry returns a registry holding lmbench run's own options, the
 // built-in engine's (flags --sim-*) and lmbench sweep's (hidden).
 func Registry() *config.Registry {
-	return config.NewRunRegistry(config.SimOptions(config.SimFlagPrefix), sweep.Options())
+	return config.NewRunRegistry(simconfig.Options(config.SimFlagPrefix), sweep.Options())
 }
 
 // Resolve parses args in two passes. The first learns, from the flags,

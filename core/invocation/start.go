@@ -9,6 +9,7 @@ import (
 
 	"github.com/lmbench/lmbench/core/bench"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/config/simconfig"
 	"github.com/lmbench/lmbench/core/merge"
 	"github.com/lmbench/lmbench/core/outdir"
 	"github.com/lmbench/lmbench/core/shard"
@@ -59,7 +60,7 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 		return nil, config.UsageError{Err: err}
 	}
 	p, err := bench.Prepare(ctx, bench.Setup{
-		Spec: r.Spec, Sim: r.sim, SimFlags: config.SimGiven(r.Values, config.LayerFlag),
+		Spec: r.Spec, Sim: r.sim, SimFlags: simconfig.Given(r.Values, config.LayerFlag),
 		Shard: r.shard.WorkloadShard(), ShardOrigin: r.Spec.Shard.Origin,
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		Workload: r.Workload, Options: r.Values.PluginValues(r.Workload.Name()), OptionOrigin: r.Values.PluginOrigin(r.Workload.Prefix()),
@@ -77,17 +78,17 @@ func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 func (s *Session) simEngine(r *Resolved) error {
 	v := r.Values
 	if !r.Spec.Engine.Builtin {
-		if keys := config.SimGiven(v, config.LayerFile); len(keys) > 0 {
+		if keys := simconfig.Given(v, config.LayerFile); len(keys) > 0 {
 			s.Log.Warn().Msgf("ignoring the built-in engine's settings in %s (%d sim_* keys): %s is not builtin",
 				v.File, len(keys), r.Spec.Engine.Origin)
 		}
-		if vars := config.SimGiven(v, config.LayerEnv); len(vars) > 0 {
+		if vars := simconfig.Given(v, config.LayerEnv); len(vars) > 0 {
 			s.Log.Warn().Strs("variables", vars).Msgf("ignoring the built-in engine's variables: %s is not builtin", r.Spec.Engine.Origin)
 		}
 		return nil
 	}
 	var err error
-	r.sim, err = config.SimConfig(v)
+	r.sim, err = simconfig.Config(v)
 	return err
 }
 
@@ -114,7 +115,7 @@ func (s *Session) notSweep(r *Resolved) error {
 func (x *Run) entries() []config.Entry {
 	out := x.Spec.Entries(x.Prepared.Found(x.Workload))
 	if x.Spec.Engine.Builtin {
-		out = append(out, config.SimEntries(x.sim)...)
+		out = append(out, simconfig.Entries(x.sim)...)
 	}
 	return out
 }

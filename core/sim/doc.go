@@ -7,7 +7,7 @@
 //
 // # Starting
 //
-//	cfg := sim.DefaultConfig() // or config.SimConfig: from flags, keys, variables
+//	cfg := sim.DefaultConfig() // or simconfig.Config (core/config/simconfig): from flags, keys, variables
 //	cfg.GPUGB = 1
 //	srv, err := sim.New(cfg, logger) // validates cfg
 //	if err != nil { ... }

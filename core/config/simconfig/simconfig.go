@@ -1,4 +1,4 @@
-package config
+package simconfig
 
 import (
 	"errors"
@@ -6,16 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/sim"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
-
-// SimGroup is the form and help group of the built-in engine's options.
-const SimGroup = "Built-in engine"
-
-// SimKeyPrefix starts the config key of every built-in engine option
-// (sim_gpu_gb); its variables start with LMBENCH_SIM_.
-const SimKeyPrefix = "sim_"
 
 // simSetting is one field of sim.Config as an option. name is the
 // setting as sim.FieldError names it and as lmbench sim's flag
@@ -108,16 +102,16 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.Faults.SlowHits }},
 }
 
-// SimKey is the config key of a built-in engine setting: "gpu-gb" is
+// Key is the config key of a built-in engine setting: "gpu-gb" is
 // sim_gpu_gb.
-func SimKey(name string) string { return SimKeyPrefix + strings.ReplaceAll(name, "-", "_") }
+func Key(name string) string { return config.SimKeyPrefix + strings.ReplaceAll(name, "-", "_") }
 
-// SimOptions are the built-in engine's settings as options: key
+// Options are the built-in engine's settings as options: key
 // sim_<name>, variable LMBENCH_SIM_<NAME>, flag flagPrefix+name ("sim-"
 // on lmbench run, "" on lmbench sim), defaults from sim.DefaultConfig.
-func SimOptions(flagPrefix string) []Option {
+func Options(flagPrefix string) []config.Option {
 	def := sim.DefaultConfig()
-	out := make([]Option, 0, len(simSettings))
+	out := make([]config.Option, 0, len(simSettings))
 	for _, s := range simSettings {
 		typ, val := fieldValue(s.field(&def))
 		help := s.help
@@ -125,20 +119,20 @@ func SimOptions(flagPrefix string) []Option {
 			j := strings.IndexByte(help, '}')
 			help = help[:i] + "--" + flagPrefix + help[i+1:j] + help[j+1:]
 		}
-		out = append(out, Option{
-			Key: SimKey(s.name), Flag: flagPrefix + s.name, Type: typ, Default: val, Help: help,
-			Label: s.name, Group: SimGroup, Advanced: true, Min: s.min, Max: s.max,
+		out = append(out, config.Option{
+			Key: Key(s.name), Flag: flagPrefix + s.name, Type: typ, Default: val, Help: help,
+			Label: s.name, Group: config.SimGroup, Advanced: true, Min: s.min, Max: s.max,
 		})
 	}
 	return out
 }
 
-// NewSimRegistry holds the built-in engine's settings under lmbench sim's
+// NewRegistry holds the built-in engine's settings under lmbench sim's
 // flags (--gpu-gb), with the keys and variables lmbench run gives them
 // (sim_gpu_gb, LMBENCH_SIM_GPU_GB).
-func NewSimRegistry() *Registry {
-	r := NewRegistry()
-	for _, o := range SimOptions("") {
+func NewRegistry() *config.Registry {
+	r := config.NewRegistry()
+	for _, o := range Options("") {
 		if _, err := r.Add(o); err != nil {
 			panic(err) // a programming error in the table, caught by every test
 		}
@@ -186,16 +180,16 @@ func setField(p, v any) {
 	}
 }
 
-// SimConfig builds the built-in engine's configuration from the resolved
-// values of the SimOptions (each unset one keeps sim.DefaultConfig's) and
+// Config builds the built-in engine's configuration from the resolved
+// values of the Options (each unset one keeps sim.DefaultConfig's) and
 // validates it. Every invalid setting is reported, naming where its value
 // came from (the flag, the variable or the file's key), what it was and
 // what is expected: "--sim-gpu-gb: must be 0 (off) or a positive number of
 // GB, got -1".
-func SimConfig(v *Values) (sim.Config, error) {
+func Config(v *config.Values) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
 	for _, s := range simSettings {
-		if x := v.Get(SimKey(s.name)); x != nil {
+		if x := v.Get(Key(s.name)); x != nil {
 			setField(s.field(&cfg), x)
 		}
 	}
@@ -211,32 +205,32 @@ func SimConfig(v *Values) (sim.Config, error) {
 	for _, e := range joined.Unwrap() {
 		var fe *sim.FieldError
 		if errors.As(e, &fe) {
-			e = fmt.Errorf("%s: %s", v.Origin(SimKey(fe.Name)), fe.Reason)
+			e = fmt.Errorf("%s: %s", v.Origin(Key(fe.Name)), fe.Reason)
 		}
 		errs = append(errs, e)
 	}
 	return cfg, errors.Join(errs...)
 }
 
-// SimEntries are the built-in engine's settings as cfg has them, for
+// Entries are the built-in engine's settings as cfg has them, for
 // --export-config and the run's recorded configuration: every sim_* key.
-func SimEntries(cfg sim.Config) []Entry {
-	out := make([]Entry, 0, len(simSettings))
+func Entries(cfg sim.Config) []config.Entry {
+	out := make([]config.Entry, 0, len(simSettings))
 	for _, s := range simSettings {
 		_, val := fieldValue(s.field(&cfg))
-		out = append(out, Entry{Key: SimKey(s.name), Value: val})
+		out = append(out, config.Entry{Key: Key(s.name), Value: val})
 	}
 	return out
 }
 
-// SimGiven lists where the built-in engine's settings that layer l set
+// Given lists where the built-in engine's settings that layer l set
 // were given ("--sim-gpu-gb", "LMBENCH_SIM_CPU_GB"), in the table's
 // order: lmbench run refuses them, or warns about them, without the
 // built-in engine.
-func SimGiven(v *Values, l Layer) []string {
+func Given(v *config.Values, l config.Layer) []string {
 	var out []string
 	for _, s := range simSettings {
-		if k := SimKey(s.name); v.src[k] == l {
+		if k := Key(s.name); v.Layer(k) == l {
 			out = append(out, v.Origin(k))
 		}
 	}

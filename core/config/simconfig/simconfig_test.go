@@ -1,19 +1,23 @@
-package config
+package simconfig
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/sim"
 )
 
-func simRegistry(t *testing.T, flagPrefix string) *Registry {
+func simRegistry(t *testing.T, flagPrefix string) *config.Registry {
 	t.Helper()
-	r := NewRegistry()
-	for _, o := range SimOptions(flagPrefix) {
+	r := config.NewRegistry()
+	for _, o := range Options(flagPrefix) {
 		if _, err := r.Add(o); err != nil {
 			t.Fatal(err)
 		}
@@ -22,7 +26,7 @@ func simRegistry(t *testing.T, flagPrefix string) *Registry {
 }
 
 // Every field of sim.Config is a flag; parsed, they give the Config.
-func TestSimConfigFromFlags(t *testing.T) {
+func TestConfigFromFlags(t *testing.T) {
 	t.Parallel()
 	r := simRegistry(t, "sim-")
 	fs := flags(t, r,
@@ -36,11 +40,11 @@ func TestSimConfigFromFlags(t *testing.T) {
 		"--sim-fault-die-after=12", "--sim-tokenizer-mode=subword", "--sim-no-tokenize",
 		"--sim-fault-reset-noop", "--sim-fault-slow-hits", "--sim-kind=ollama", "--sim-extra-models=m2,m3",
 	)
-	v, err := r.Load(Sources{Flags: fs, Environ: []string{}})
+	v, err := r.Load(config.Sources{Flags: fs, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SimConfig(v)
+	got, err := Config(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,35 +62,35 @@ func TestSimConfigFromFlags(t *testing.T) {
 	}
 	// Exported and loaded back, the entries give the same Config.
 	path := writeFile(t, "sim.json", "{}")
-	if err := Write(path, SimEntries(got)); err != nil {
+	if err := config.Write(path, Entries(got)); err != nil {
 		t.Fatal(err)
 	}
-	v2, err := r.Load(Sources{File: path, Environ: []string{}})
+	v2, err := r.Load(config.Sources{File: path, Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := SimConfig(v2)
+	back, err := Config(v2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, back); diff != "" {
 		t.Errorf("config after export and load (-want +got):\n%s", diff)
 	}
-	if n := len(SimEntries(got)); n != len(r.Owned("")) {
+	if n := len(Entries(got)); n != len(r.Owned("")) {
 		t.Errorf("%d entries for %d options", n, len(r.Owned("")))
 	}
 }
 
 // Unset, every setting keeps sim.DefaultConfig's value; the names are
 // derived from the setting.
-func TestSimOptionsDefaults(t *testing.T) {
+func TestOptionsDefaults(t *testing.T) {
 	t.Parallel()
 	r := simRegistry(t, "")
-	v, err := r.Load(Sources{Environ: []string{}})
+	v, err := r.Load(config.Sources{Environ: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SimConfig(v)
+	got, err := Config(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func TestSimOptionsDefaults(t *testing.T) {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	o, ok := r.LookupFlag("gpu-gb")
-	if !ok || o.Key != "sim_gpu_gb" || o.Env != "LMBENCH_SIM_GPU_GB" || o.Group != SimGroup || !o.Advanced {
+	if !ok || o.Key != "sim_gpu_gb" || o.Env != "LMBENCH_SIM_GPU_GB" || o.Group != config.SimGroup || !o.Advanced {
 		t.Errorf("--gpu-gb: %+v", o)
 	}
 	if o, _ := r.LookupFlag("blend"); !strings.Contains(o.Help, "(except --blend-recompute of") {
@@ -104,18 +108,18 @@ func TestSimOptionsDefaults(t *testing.T) {
 
 // An invalid setting is named where its value came from: the flag, the
 // variable or the file's key.
-func TestSimConfigErrorsNameTheOrigin(t *testing.T) {
+func TestConfigErrorsNameTheOrigin(t *testing.T) {
 	t.Parallel()
 	r := simRegistry(t, "sim-")
 	path := writeFile(t, "run.json", `{"sim_world_size": 0}`)
-	v, err := r.Load(Sources{
+	v, err := r.Load(config.Sources{
 		File: path, Flags: flags(t, r, "--sim-gpu-gb=-1"),
 		Environ: []string{"LMBENCH_SIM_BLEND_RECOMPUTE=2", "LMBENCH_SIM_TIME_SCALE=-1"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = SimConfig(v)
+	_, err = Config(v)
 	want := strings.Join([]string{
 		"LMBENCH_SIM_TIME_SCALE: must be >= 0, got -1",
 		`key "sim_world_size" in ` + path + ": must be >= 1, got 0",
@@ -128,17 +132,17 @@ func TestSimConfigErrorsNameTheOrigin(t *testing.T) {
 	if diff := cmp.Diff(want, err.Error()); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
-	if got, want := SimGiven(v, LayerEnv), []string{"LMBENCH_SIM_TIME_SCALE", "LMBENCH_SIM_BLEND_RECOMPUTE"}; !cmp.Equal(want, got) {
-		t.Errorf("SimGiven(env) = %q, want %q", got, want)
+	if got, want := Given(v, config.LayerEnv), []string{"LMBENCH_SIM_TIME_SCALE", "LMBENCH_SIM_BLEND_RECOMPUTE"}; !cmp.Equal(want, got) {
+		t.Errorf("Given(env) = %q, want %q", got, want)
 	}
-	if got, want := SimGiven(v, LayerFlag), []string{"--sim-gpu-gb"}; !cmp.Equal(want, got) {
-		t.Errorf("SimGiven(flags) = %q, want %q", got, want)
+	if got, want := Given(v, config.LayerFlag), []string{"--sim-gpu-gb"}; !cmp.Equal(want, got) {
+		t.Errorf("Given(flags) = %q, want %q", got, want)
 	}
 }
 
 // Every name Validate reports is a setting of the table, so no error
 // falls back to the Go field's name.
-func TestSimValidateNamesAreSettings(t *testing.T) {
+func TestValidateNamesAreSettings(t *testing.T) {
 	t.Parallel()
 	names := map[string]bool{}
 	for _, s := range simSettings {
@@ -164,15 +168,34 @@ func TestSimValidateNamesAreSettings(t *testing.T) {
 
 // lmbench sim's registry takes the settings as --gpu-gb, with the keys and
 // variables lmbench run gives them (LMBENCH_SIM_CPU_GB).
-func TestNewSimRegistry(t *testing.T) {
+func TestNewRegistry(t *testing.T) {
 	t.Parallel()
-	r := NewSimRegistry()
-	v, err := r.Load(Sources{Flags: flags(t, r, "--gpu-gb=2"), Environ: []string{"LMBENCH_SIM_CPU_GB=3"}})
+	r := NewRegistry()
+	v, err := r.Load(config.Sources{Flags: flags(t, r, "--gpu-gb=2"), Environ: []string{"LMBENCH_SIM_CPU_GB=3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := SimConfig(v)
+	got, err := Config(v)
 	if err != nil || got.GPUGB != 2 || got.CPUGB != 3 {
 		t.Errorf("SimConfig = GPU %v GB, CPU %v GB, %v; want 2 and 3", got.GPUGB, got.CPUGB, err)
 	}
+}
+
+func flags(t *testing.T, r *config.Registry, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	r.RegisterFlags(fs, nil)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
