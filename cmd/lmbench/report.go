@@ -53,9 +53,9 @@ func cmdReport(c *cli, args []string) error {
 // loadReported reads lmbench report's arguments: each a run (its output
 // directory or journal) or a sweep (its output directory or its
 // sweep_summary.json).
-func loadReported(args []string) ([]*analysis.Run, []*htmlreport.Sweep, error) {
+func loadReported(args []string) ([]*analysis.Run, []*sweep.Loaded, error) {
 	var runArgs []string
-	var sweeps []*htmlreport.Sweep
+	var sweeps []*sweep.Loaded
 	for _, a := range args {
 		if filepath.Base(a) == sweep.SummaryName {
 			a = filepath.Dir(a)
@@ -64,7 +64,7 @@ func loadReported(args []string) ([]*analysis.Run, []*htmlreport.Sweep, error) {
 			runArgs = append(runArgs, a)
 			continue
 		}
-		sw, err := htmlreport.LoadSweep(a)
+		sw, err := sweep.Load(a)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -264,3 +264,17 @@ func flattenValue(dec *json.Decoder, path string, out *[]Field) error {
 	}
 	return nil
 }
+
+// Percentile is the metric's pth percentile (NaN when the run did not
+// compute it; its median for the 50th).
+func (m MetricSummary) Percentile(p float64) float64 {
+	for _, q := range m.Percentiles {
+		if stats.FormatPercentile(q.P) == stats.FormatPercentile(p) {
+			return q.Value
+		}
+	}
+	if p == 50 {
+		return m.Median
+	}
+	return math.NaN()
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/stats"
+	"github.com/lmbench/lmbench/core/sweep"
 )
 
 //go:embed report.html.tmpl
@@ -31,9 +32,9 @@ type Options struct {
 	Compare analysis.Options
 	// Version is lmbench's, written in the page's footer.
 	Version string
-	// Sweeps are sweeps to draw (LoadSweep), each a section before the
+	// Sweeps are sweeps to draw (sweep.Load), each a section before the
 	// runs'.
-	Sweeps []*Sweep
+	Sweeps []*sweep.Loaded
 }
 
 // Write writes the report of runs as one self-contained HTML page: every

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/lmbench/lmbench/core/analysis"
-	"github.com/lmbench/lmbench/core/stats"
 )
 
 // blockTables are the tables of the summary's engine_metrics,
@@ -154,25 +153,11 @@ func engineLatencyTable(r *analysis.Run, em *engineMetrics) table {
 		}
 		row = append(row, fmt.Sprint(ms.Count), analysis.Num(ms.Mean))
 		for _, p := range []float64{50, 90, 99} {
-			row = append(row, analysis.Num(percentileOf(ms, p)))
+			row = append(row, analysis.Num(ms.Percentile(p)))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
-}
-
-// percentileOf is the summary metric's pth percentile (NaN when the run
-// did not compute it; its median for the 50th).
-func percentileOf(m analysis.MetricSummary, p float64) float64 {
-	for _, q := range m.Percentiles {
-		if stats.FormatPercentile(q.P) == stats.FormatPercentile(p) {
-			return q.Value
-		}
-	}
-	if p == 50 {
-		return m.Median
-	}
-	return math.NaN()
 }
 
 func ledgerTable(l *cacheLedger) table {
