@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
-	"github.com/lmbench/lmbench/core/stats"
 )
 
 // SummaryName is the JSON summary's file name in a run's output directory.
@@ -69,7 +67,7 @@ func Load(path string) (*Run, error) {
 		r.SummaryJSON = c.Summary.JSON
 	} else {
 		r.Killed = true
-		r.SummaryJSON, r.SummaryFrom = computeSummary(c.Run, c.Records), FromComputed
+		r.SummaryJSON, r.SummaryFrom = Summarize(c.Run, c.Records).JSON, FromComputed
 		// A summary written beside the journal for this very run beats
 		// one recomputed without the overhead certificate.
 		if b, err := os.ReadFile(filepath.Join(filepath.Dir(journal), SummaryName)); err == nil {
@@ -90,7 +88,7 @@ func Load(path string) (*Run, error) {
 func NewRun(header record.Run, recs []record.Record, summaryJSON []byte) (*Run, error) {
 	r := &Run{Source: header.ID, Header: header, Records: recs, SummaryJSON: summaryJSON, SummaryFrom: FromJournal}
 	if summaryJSON == nil {
-		r.SummaryJSON, r.SummaryFrom, r.Killed = computeSummary(header, recs), FromComputed, true
+		r.SummaryJSON, r.SummaryFrom, r.Killed = Summarize(header, recs).JSON, FromComputed, true
 	}
 	s, err := ParseSummary(r.SummaryJSON)
 	if err != nil {
@@ -98,36 +96,6 @@ func NewRun(header record.Run, recs []record.Record, summaryJSON []byte) (*Run, 
 	}
 	r.Summary = s
 	return r, nil
-}
-
-// computeSummary is bench_summary.json computed from a run's records, as
-// lmbench export computes it for a journal without a summary line
-// (core/merge's summarize: the same Builder fed the same records, the
-// measured phase's clock from its earliest scheduled or submit time, the
-// percentiles the run's configuration names, marked interrupted). This
-// package reads journals through core/record rather than core/bench so
-// that looking at results never loads the plugin machinery.
-func computeSummary(header record.Run, recs []record.Record) []byte {
-	var start time.Time
-	for i := range recs {
-		if recs[i].Phase != record.Measure {
-			continue
-		}
-		for _, t := range []time.Time{recs[i].Scheduled, recs[i].Submit} {
-			if !t.IsZero() && (start.IsZero() || t.Before(start)) {
-				start = t
-			}
-		}
-	}
-	b := stats.NewBuilder(start, len(recs), stats.Options{})
-	for i := range recs {
-		b.Add(&recs[i])
-	}
-	f := b.Final(config.ReadRecorded(header.Config).Percentiles)
-	return report.SummaryJSON(
-		report.Config{Model: header.Model, Workload: header.Workload, OutputDir: header.OutputDir, Percentiles: f.Percentiles,
-			Sim: report.SimSettings(header.Config), Options: report.WorkloadSettings(header.Config, config.IsRunKey)},
-		report.Run{ID: header.ID, Version: header.Version, Interrupted: true, HasSchedule: b.HasDispatchLag()}, f)
 }
 
 // Name is a short name for the run in tables and legends: its source

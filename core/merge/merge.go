@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/analysis"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/htmlreport"
@@ -186,7 +187,7 @@ func (m Merge) summarize(g *merging, firstSummary json.RawMessage, out *Merged, 
 		}
 		b.Add(&g.recs[i])
 	}
-	final, hasSchedule := runFinal(b, g.run)
+	final, hasSchedule := analysis.Final(b, g.run)
 	out.Final = final
 	planned := g.planned
 	if !g.plannedKnown {
@@ -288,7 +289,7 @@ func (g *merging) add(j *shardJournal) {
 	}
 	ms := j.summary.MeasureStart
 	if ms.IsZero() {
-		ms = earliestMeasured(j.c.Records)
+		ms = analysis.MeasuredStart(j.c.Records)
 	}
 	if !ms.IsZero() {
 		ms = ms.Add(off)
