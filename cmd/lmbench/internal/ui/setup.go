@@ -234,6 +234,8 @@ func newSetupModel(s Setup, out io.Writer) *setupModel {
 	}
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		m.width = fallbackWidth
+	} else if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+		m.termWidth = w // the first page's choices are laid out before any resize
 	}
 	if s.Workload == "" && len(s.Workloads) == 0 {
 		m.err = errors.New("guided setup: no workload plugins were found to choose from")
