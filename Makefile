@@ -60,7 +60,7 @@ sizes: ## non-test lines of every package and the longest functions (scripts/siz
 	scripts/sizes.sh
 
 standalone: ## each module builds on its own (GOWORK=off), as third parties build plugins
-	@set -e; for m in sdk core cmd/lmbench $(PLUGINS) $(VALIDATE); do \
+	@set -e; for m in sdk core cmd/lmbench $(PLUGINS) $(VALIDATE) examples/tooluse; do \
 		echo "== $$m"; (cd $$m && GOWORK=off $(GO) build ./...); done
 
 tools: $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc

@@ -131,3 +131,49 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestPluginGuideSnippets holds docs/plugins.md's other Go blocks to the
+// code they quote: a block whose first line is "// from: PATH" has each of
+// its lines, in order, among PATH's (a signature without its body), so a
+// snippet compiles because the file it comes from does (examples/tooluse
+// builds in TestToolUseExample).
+func TestPluginGuideSnippets(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../docs/plugins.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := 0
+	for _, block := range strings.Split(string(b), "```go\n")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		first, rest, _ := strings.Cut(body, "\n")
+		path, ok := strings.CutPrefix(first, "// from: ")
+		if !ok {
+			if !strings.HasPrefix(first, "// file: ") {
+				t.Errorf("docs/plugins.md: a Go block that is neither a file nor quoted from one: %q", first)
+			}
+			continue
+		}
+		blocks++
+		src, err := os.ReadFile(filepath.Join("../..", path))
+		if err != nil {
+			t.Errorf("docs/plugins.md quotes %s: %v", path, err)
+			continue
+		}
+		lines := strings.Split(string(src), "\n")
+		at := 0
+		for _, want := range strings.Split(strings.TrimRight(rest, "\n"), "\n") {
+			for at < len(lines) && lines[at] != want && !strings.HasPrefix(lines[at], want+" {") {
+				at++
+			}
+			if at == len(lines) {
+				t.Errorf("docs/plugins.md quotes %s, which has no line %q after the block's earlier lines", path, want)
+				break
+			}
+			at++
+		}
+	}
+	if blocks < 4 {
+		t.Errorf("docs/plugins.md: %d blocks quoted from code, want the tool-use section's 4", blocks)
+	}
+}

@@ -293,6 +293,13 @@ func TestPluginPathAddsToBundledPlugins(t *testing.T) {
 			t.Errorf("lmbench plugins does not list %q:\n%s", want, r.stdout)
 		}
 	}
+	// Each plugin says what it is for, on the line under it (its summary).
+	for _, want := range []string{"\n            Repeated Q&A over long documents (tests KV cache reuse)\n",
+		"\n            Per-request results as CSV (bench_results.csv)\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lmbench plugins does not say %q:\n%s", want, r.stdout)
+		}
+	}
 
 	// A run of the extra directory's workload by name, with the bundled
 	// csv exporter (on by default).

@@ -78,6 +78,7 @@ func (s *session) setupForm(r *invocation.Resolved, missing []string) ui.Setup {
 		Missing:            missing,
 		General:            ui.FieldsOf(general, r.Values),
 		Workloads:          plugin.Names("workload"),
+		WorkloadSummaries:  plugin.Summaries("workload"),
 		ExportPath:         defaultExportPath,
 		EngineServesStatus: func(u string) bool { return config.HasStatusSource("", strings.TrimSpace(u)) },
 		CheckExportPath: func(path string) error {

@@ -126,6 +126,7 @@ type tokenizeRequest struct {
 	Model           string        `json:"model"`
 	Prompt          *string       `json:"prompt"`
 	Messages        []chatMessage `json:"messages"`
+	Tools           []chatTool    `json:"tools"` // rendered with messages, as vLLM's /tokenize does
 	ReturnTokenStrs bool          `json:"return_token_strs"`
 	// AddSpecialTokens (default true for a prompt, false for messages, as
 	// in vLLM) adds the BOS token; AddGenerationPrompt (default true) the
@@ -163,7 +164,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		words = s.tok.text(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens)
 	case req.Messages != nil:
 		var err *apiError
-		if words, err = s.tok.chat(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt); err != nil {
+		if words, err = s.tok.chat(req.Messages, req.Tools, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt); err != nil {
 			writeError(w, err)
 			return
 		}

@@ -38,11 +38,45 @@ type streamOptions struct {
 type chatRequest struct {
 	params
 	Messages []chatMessage `json:"messages"`
+	Tools    []chatTool    `json:"tools"`
 }
 
 type chatMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"` // a string, text parts, or null
+	// An assistant message's calls; the call a tool message answers
+	// (accepted, not rendered: ChatML templates leave it out).
+	ToolCalls  []chatToolCall `json:"tool_calls"`
+	ToolCallID string         `json:"tool_call_id"`
+}
+
+// chatToolCall is OpenAI's tool_calls entry; arguments are a string
+// holding JSON (or, leniently, the JSON itself).
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatTool is OpenAI's tools entry; parameters are rendered as sent.
+type chatTool struct {
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// arguments is a call's arguments text: the string's value, or the raw
+// JSON when they came as an object.
+func (c chatToolCall) arguments() string {
+	var s string
+	if json.Unmarshal(c.Function.Arguments, &s) == nil {
+		return s
+	}
+	return string(c.Function.Arguments)
 }
 
 type textRequest struct {

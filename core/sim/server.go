@@ -264,7 +264,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	prompt, err := s.tok.chat(req.Messages, true)
+	prompt, err := s.tok.chat(req.Messages, req.Tools, true)
 	if err != nil {
 		writeError(w, err)
 		return

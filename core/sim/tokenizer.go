@@ -27,6 +27,12 @@ const (
 	bosToken = "<|begin_of_text|>"
 	imStart  = "<|im_start|>"
 	imEnd    = "<|im_end|>"
+	// Around a tool call and a tool's definition (subword.PerToolCall,
+	// subword.PerTool).
+	toolCallStart = "<tool_call>"
+	toolCallEnd   = "</tool_call>"
+	toolStart     = "<tool>"
+	toolEnd       = "</tool>"
 )
 
 // subwordPieces splits word into subword.WordTokens(word) pieces of near-equal
@@ -66,14 +72,18 @@ func (t tokenizer) text(s string, special bool) []string {
 }
 
 // chat is the tokens of chat messages through the chat template: in
-// subword mode <|im_start|> role content <|im_end|> per message, then
-// <|im_start|> assistant when addGeneration (vLLM's chat completions always
-// add it).
-func (t tokenizer) chat(messages []chatMessage, addGeneration bool) ([]string, *apiError) {
+// subword mode the tools first, as one system message (<|im_start|>
+// system, each tool's <tool> name description parameters </tool>,
+// <|im_end|>), then <|im_start|> role content [<tool_call> name
+// arguments </tool_call>]… <|im_end|> per message, then <|im_start|>
+// assistant when addGeneration (vLLM's chat completions always add it).
+// In words mode a tool and a call are their texts' words. The counts are
+// package subword's, so sdktest's fake tokenizer agrees.
+func (t tokenizer) chat(messages []chatMessage, tools []chatTool, addGeneration bool) ([]string, *apiError) {
 	if len(messages) == 0 {
 		return nil, badRequest("messages: must be a non-empty list")
 	}
-	var tokens []string
+	tokens := t.tools(tools)
 	for i, m := range messages {
 		text, err := messageText(m.Content)
 		if err != nil {
@@ -81,16 +91,52 @@ func (t tokenizer) chat(messages []chatMessage, addGeneration bool) ([]string, *
 		}
 		if t.mode != TokenizerSubword {
 			tokens = append(tokens, tokenize(text)...)
+			for _, tc := range m.ToolCalls {
+				tokens = append(append(tokens, tokenize(tc.Function.Name)...), tokenize(tc.arguments())...)
+			}
 			continue
 		}
 		tokens = append(tokens, imStart, m.Role)
 		tokens = append(tokens, t.text(text, false)...)
+		for _, tc := range m.ToolCalls {
+			tokens = append(tokens, toolCallStart)
+			tokens = append(tokens, t.text(tc.Function.Name, false)...)
+			tokens = append(tokens, t.text(tc.arguments(), false)...)
+			tokens = append(tokens, toolCallEnd)
+		}
 		tokens = append(tokens, imEnd)
 	}
 	if t.mode == TokenizerSubword && addGeneration {
 		tokens = append(tokens, imStart, "assistant")
 	}
 	return tokens, nil
+}
+
+// tools is the tokens of a request's tools (none without any).
+func (t tokenizer) tools(tools []chatTool) []string {
+	if len(tools) == 0 {
+		return nil
+	}
+	var tokens []string
+	if t.mode == TokenizerSubword {
+		tokens = append(tokens, imStart, "system")
+	}
+	for _, tl := range tools {
+		f := tl.Function
+		if t.mode != TokenizerSubword {
+			tokens = append(tokens, tokenize(f.Name+" "+f.Description+" "+string(f.Parameters))...)
+			continue
+		}
+		tokens = append(tokens, toolStart)
+		for _, s := range [3]string{f.Name, f.Description, string(f.Parameters)} {
+			tokens = append(tokens, t.text(s, false)...)
+		}
+		tokens = append(tokens, toolEnd)
+	}
+	if t.mode == TokenizerSubword {
+		tokens = append(tokens, imEnd)
+	}
+	return tokens
 }
 
 // detokenize joins tokens back into text.

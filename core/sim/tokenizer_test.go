@@ -127,3 +127,48 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A chat with tools, an assistant's tool calls and a tool reply costs
+// package subword's tool rule in /tokenize and in the completion's usage
+// alike, in both tokenizer modes' own way.
+func TestToolChatTokenizeAndUsageAgree(t *testing.T) {
+	t.Parallel()
+	msgs := `[{"role":"user","content":"weather in Oslo please"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Oslo\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"rain and wind"}]`
+	tools := `[{"type":"function","function":{"name":"get_weather","description":"Current weather by city","parameters":{"type": "object"}}}]`
+	body := `{"messages":` + msgs + `,"tools":` + tools
+	want := map[string]int{
+		TokenizerSubword: subword.ChatTokens("weather in Oslo please", "", "rain and wind") +
+			subword.ToolCallTokens("get_weather", `{"city": "Oslo"}`) +
+			subword.PerMessage + subword.ToolTokens("get_weather", "Current weather by city", `{"type": "object"}`),
+		// words: the messages', the call's and the tool's words
+		TokenizerWords: 4 + 3 + 1 + 2 + 1 + 4 + 2,
+	}
+	for mode, want := range want {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cfg := fastConfig()
+			cfg.Tokenizer = mode
+			_, url := startServer(t, cfg)
+			if got := tokenCount(t, url, body+`}`); got != want {
+				t.Errorf("/tokenize of a tool chat: %d tokens, want %d", got, want)
+			}
+			noTools := tokenCount(t, url, `{"messages":`+msgs+`}`)
+			if noTools >= want {
+				t.Errorf("/tokenize without tools: %d tokens, want fewer than %d", noTools, want)
+			}
+			status, resp := postRead(t, url+"/v1/chat/completions", body+`,"max_tokens":1}`)
+			if status != http.StatusOK {
+				t.Fatalf("chat completion: %d %s", status, resp)
+			}
+			var r chatResponse
+			if err := json.Unmarshal([]byte(resp), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Usage.PromptTokens != want {
+				t.Errorf("usage.prompt_tokens = %d, want %d as /tokenize says", r.Usage.PromptTokens, want)
+			}
+		})
+	}
+}

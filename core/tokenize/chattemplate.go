@@ -121,18 +121,61 @@ func tokenText(raw json.RawMessage) string {
 	return o.Content
 }
 
-// render is the prompt text of chat c with the generation prompt.
+// render is the prompt text of chat c with the generation prompt. Tool
+// calls and tools reach the template as vLLM hands them to it: OpenAI's
+// shapes, with a call's arguments and a tool's parameters parsed from
+// their JSON text (templates write them with tojson or iterate over them).
 func (t *chatTemplate) render(c protocol.Chat) (string, error) {
 	msgs := make([]any, len(c.Messages))
 	for i, m := range c.Messages {
-		msgs[i] = map[string]any{"role": m.Role, "content": m.Content}
+		msg := map[string]any{"role": m.Role, "content": m.Content}
+		if m.Content == "" && len(m.ToolCalls) > 0 {
+			msg["content"] = nil
+		}
+		if m.ToolCallID != "" {
+			msg["tool_call_id"] = m.ToolCallID
+		}
+		if len(m.ToolCalls) > 0 {
+			calls := make([]any, len(m.ToolCalls))
+			for j, tc := range m.ToolCalls {
+				calls[j] = map[string]any{"id": tc.ID, "type": "function",
+					"function": map[string]any{"name": tc.Name, "arguments": jsonValue(tc.Arguments)}}
+			}
+			msg["tool_calls"] = calls
+		}
+		msgs[i] = msg
 	}
-	out, err := t.tmpl.Render(map[string]any{
+	vars := map[string]any{
 		"messages": msgs, "add_generation_prompt": true,
 		"bos_token": t.bos, "eos_token": t.eos,
-	})
+	}
+	if len(c.Tools) > 0 {
+		tools := make([]any, len(c.Tools))
+		for i, tl := range c.Tools {
+			fn := map[string]any{"name": tl.Name}
+			if tl.Description != "" {
+				fn["description"] = tl.Description
+			}
+			if tl.Parameters != "" {
+				fn["parameters"] = jsonValue(tl.Parameters)
+			}
+			tools[i] = map[string]any{"type": "function", "function": fn}
+		}
+		vars["tools"] = tools
+	}
+	out, err := t.tmpl.Render(vars)
 	if err != nil {
 		return "", fmt.Errorf("%s: chat_template: %w", t.file, err)
 	}
 	return out, nil
+}
+
+// jsonValue is text parsed as JSON, or the text itself when it is not
+// JSON (a model's malformed arguments stay as they came).
+func jsonValue(text string) any {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return text
+	}
+	return v
 }

@@ -160,17 +160,48 @@ func (f *fileTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) 
 			}
 			continue
 		}
-		total := fileTokenizerGenPrompt
-		for j, m := range c.Messages {
-			n, err := f.countText(m.Content)
-			if err != nil {
-				return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: chat %d message %d: %w", f.path, i, j, err)
-			}
-			total += n + fileTokenizerPerMessage
+		n, err := f.countUntemplated(c)
+		if err != nil {
+			return protocol.TokenCounts{}, fmt.Errorf("tokenizer %s: chat %d %w", f.path, i, err)
 		}
-		out.Chats[i] = total
+		out.Chats[i] = n
 	}
 	return out, nil
+}
+
+// countUntemplated counts a chat with no template: its messages' texts
+// plus fileTokenizerPerMessage each and fileTokenizerGenPrompt; a tool
+// call as its name and arguments, the tools as one more message of their
+// names, descriptions and parameters.
+func (f *fileTokenizer) countUntemplated(c protocol.Chat) (int, error) {
+	total := fileTokenizerGenPrompt
+	for j, m := range c.Messages {
+		texts := []string{m.Content}
+		for _, tc := range m.ToolCalls {
+			texts = append(texts, tc.Name, tc.Arguments)
+		}
+		for _, t := range texts {
+			n, err := f.countText(t)
+			if err != nil {
+				return 0, fmt.Errorf("message %d: %w", j, err)
+			}
+			total += n
+		}
+		total += fileTokenizerPerMessage
+	}
+	if len(c.Tools) > 0 {
+		total += fileTokenizerPerMessage
+	}
+	for j, t := range c.Tools {
+		for _, s := range [3]string{t.Name, t.Description, t.Parameters} {
+			n, err := f.countText(s)
+			if err != nil {
+				return 0, fmt.Errorf("tool %d: %w", j, err)
+			}
+			total += n
+		}
+	}
+	return total, nil
 }
 
 // fileTokenizerName is what the summary records for a tokenizer file.

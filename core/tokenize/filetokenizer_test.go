@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ardanlabs/jinja"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
@@ -244,5 +245,28 @@ func TestReadTokenizerFileOnce(t *testing.T) {
 	}
 	if c, err := readTokenizerFile(file); err != nil || c == a {
 		t.Errorf("read after a change: %p, %v; want a new tokenizer", c, err)
+	}
+}
+
+// A template sees tools and tool calls in OpenAI's shapes, arguments and
+// parameters parsed from their JSON, as vLLM hands them over.
+func TestChatTemplateRendersTools(t *testing.T) {
+	t.Parallel()
+	src := "{% for t in tools %}[{{ t.function.name }}:{{ t.function.parameters.type }}]{% endfor %}" +
+		"{% for m in messages %}<{{ m.role }}>{% if m.content %}{{ m.content }}{% endif %}" +
+		"{% for c in m.tool_calls %}call {{ c.function.name }} {{ c.function.arguments.city }}{% endfor %}" +
+		"{% if m.tool_call_id %}({{ m.tool_call_id }}){% endif %}{% endfor %}"
+	tmpl, err := jinja.Compile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := &chatTemplate{file: "chat_template.jinja", tmpl: tmpl}
+	got, err := ct.render(toolChat())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[get_weather:object]<user>weather in Oslo please<assistant>call get_weather Oslo<tool>rain and wind(c1)"
+	if got != want {
+		t.Errorf("rendered %q, want %q", got, want)
 	}
 }

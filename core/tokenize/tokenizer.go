@@ -75,6 +75,7 @@ type tokenizeBody struct {
 	Model               string                 `json:"model,omitempty"`
 	Prompt              *string                `json:"prompt,omitempty"`
 	Messages            []protocol.ChatMessage `json:"-"`
+	Tools               []protocol.Tool        `json:"-"`
 	AddSpecialTokens    *bool                  `json:"add_special_tokens,omitempty"`
 	AddGenerationPrompt *bool                  `json:"add_generation_prompt,omitempty"`
 }
@@ -110,16 +111,81 @@ func (b tokenizeBody) appendJSON(dst []byte) []byte {
 	if len(b.Messages) > 0 {
 		sep()
 		dst = append(dst, `"messages":[`...)
-		for i, m := range b.Messages {
+		for i := range b.Messages {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
-			dst = append(jsonenc.AppendString(append(dst, `,"content":`...), m.Content), '}')
+			dst = appendChatMessage(dst, &b.Messages[i])
+		}
+		dst = append(dst, ']')
+	}
+	if len(b.Tools) > 0 {
+		sep()
+		dst = appendTools(dst, b.Tools)
+	}
+	return append(dst, '}')
+}
+
+// appendChatMessage appends one message in OpenAI's shape, as the
+// request itself carries it (core/engine): vLLM's /tokenize renders the
+// tool calls and the call id through the chat template as its chat
+// completions do.
+func appendChatMessage(dst []byte, m *protocol.ChatMessage) []byte {
+	dst = jsonenc.AppendString(append(dst, `{"role":`...), m.Role)
+	if m.ToolCallID != "" {
+		dst = jsonenc.AppendString(append(dst, `,"tool_call_id":`...), m.ToolCallID)
+	}
+	dst = append(dst, `,"content":`...)
+	if m.Content == "" && len(m.ToolCalls) > 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonenc.AppendString(dst, m.Content)
+	}
+	if len(m.ToolCalls) > 0 {
+		dst = append(dst, `,"tool_calls":[`...)
+		for i, tc := range m.ToolCalls {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonenc.AppendString(append(dst, `{"id":`...), tc.ID)
+			dst = jsonenc.AppendString(append(dst, `,"type":"function","function":{"name":`...), tc.Name)
+			dst = jsonenc.AppendString(append(dst, `,"arguments":`...), tc.Arguments)
+			dst = append(dst, "}}"...)
 		}
 		dst = append(dst, ']')
 	}
 	return append(dst, '}')
+}
+
+// appendTools appends "tools":[…] in OpenAI's shape; parameters that are
+// not JSON were refused by checkTools.
+func appendTools(dst []byte, tools []protocol.Tool) []byte {
+	dst = append(dst, `"tools":[`...)
+	for i, t := range tools {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonenc.AppendString(append(dst, `{"type":"function","function":{"name":`...), t.Name)
+		if t.Description != "" {
+			dst = jsonenc.AppendString(append(dst, `,"description":`...), t.Description)
+		}
+		if t.Parameters != "" {
+			dst = append(append(dst, `,"parameters":`...), t.Parameters...)
+		}
+		dst = append(dst, "}}"...)
+	}
+	return append(dst, ']')
+}
+
+// checkTools refuses a chat whose tool parameters are not JSON: they are
+// copied into the body raw.
+func checkTools(c protocol.Chat) error {
+	for i, t := range c.Tools {
+		if t.Parameters != "" && !json.Valid([]byte(t.Parameters)) {
+			return fmt.Errorf("tools[%d] (%q): parameters are not valid JSON", i, t.Name)
+		}
+	}
+	return nil
 }
 
 // chatKey is a chat's cache key: each message's role and content, length
@@ -127,11 +193,31 @@ func (b tokenizeBody) appendJSON(dst []byte) []byte {
 func chatKey(c protocol.Chat) string {
 	var b strings.Builder
 	b.WriteString("c\x00")
+	field := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
 	for _, m := range c.Messages {
-		for _, s := range [2]string{m.Role, m.Content} {
-			b.WriteString(strconv.Itoa(len(s)))
-			b.WriteByte(':')
-			b.WriteString(s)
+		field(m.Role)
+		field(m.Content)
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			// Marked, so a chat without tools keeps its key.
+			b.WriteString("T" + strconv.Itoa(len(m.ToolCalls)) + ":")
+			field(m.ToolCallID)
+			for _, tc := range m.ToolCalls {
+				field(tc.ID)
+				field(tc.Name)
+				field(tc.Arguments)
+			}
+		}
+	}
+	if len(c.Tools) > 0 {
+		b.WriteString("\x00tools" + strconv.Itoa(len(c.Tools)) + ":")
+		for _, t := range c.Tools {
+			field(t.Name)
+			field(t.Description)
+			field(t.Parameters)
 		}
 	}
 	return b.String()
@@ -172,8 +258,12 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		})
 	}
 	for i, c := range q.Chats {
+		if err := checkTools(c); err != nil {
+			e.mu.Unlock()
+			return protocol.TokenCounts{}, fmt.Errorf("chat %d: %w", i, err)
+		}
 		ask(chatKey(c), &out.Chats[i], func() (tokenizeBody, string) {
-			return tokenizeBody{Model: e.model, Messages: c.Messages, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
+			return tokenizeBody{Model: e.model, Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
 		})
 	}
 	e.mu.Unlock()

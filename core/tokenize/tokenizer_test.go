@@ -267,3 +267,81 @@ func TestChatKeyTellsChatsApart(t *testing.T) {
 		seen[k] = i
 	}
 }
+
+// toolChat is a tool-use chat: the tools offered, an assistant's call and
+// the tool's reply.
+func toolChat() protocol.Chat {
+	return protocol.Chat{
+		Messages: []protocol.ChatMessage{
+			{Role: "user", Content: "weather in Oslo please"},
+			{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Oslo"}`}}},
+			{Role: "tool", Content: "rain and wind", ToolCallID: "c1"},
+		},
+		Tools: []protocol.Tool{{Name: "get_weather", Description: "Current weather by city", Parameters: `{"type": "object"}`}},
+	}
+}
+
+// A chat's tools and tool calls reach the engine's /tokenize in OpenAI's
+// shape, and are counted as the engine renders them.
+func TestEngineTokenizerCountsToolChats(t *testing.T) {
+	t.Parallel()
+	url, seen := startSubwordSim(t, false)
+	tok := newEngineTokenizer(url+"/v1", "", "lmbench-sim")
+	chat := toolChat()
+	bare := protocol.Chat{Messages: chat.Messages[:1]}
+	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Chats: []protocol.Chat{chat, bare}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := subword.ChatTokens("weather in Oslo please", "", "rain and wind") +
+		subword.ToolCallTokens("get_weather", `{"city": "Oslo"}`) +
+		subword.PerMessage + subword.ToolTokens("get_weather", "Current weather by city", `{"type": "object"}`)
+	if d := cmp.Diff([]int{want, subword.ChatTokens("weather in Oslo please")}, got.Chats); d != "" {
+		t.Errorf("chat counts (-want +got):\n%s", d)
+	}
+	bodies, _ := seen()
+	var sent map[string]any
+	for _, b := range bodies {
+		if _, ok := b["tools"]; ok {
+			sent = b
+		}
+	}
+	if sent == nil {
+		t.Fatalf("no /tokenize body carried tools: %v", bodies)
+	}
+	msgs, _ := sent["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("messages sent: %v", sent["messages"])
+	}
+	call := msgs[1].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	if call["name"] != "get_weather" || call["arguments"] != `{"city": "Oslo"}` {
+		t.Errorf("tool call sent as %v", call)
+	}
+	if id := msgs[2].(map[string]any)["tool_call_id"]; id != "c1" {
+		t.Errorf("tool_call_id sent as %v, want c1", id)
+	}
+	_, err = tok.CountTokens(context.Background(), protocol.TokenQuery{Chats: []protocol.Chat{{
+		Messages: chat.Messages[:1], Tools: []protocol.Tool{{Name: "f", Parameters: "{not json"}}}}})
+	if err == nil || !strings.Contains(err.Error(), `chat 0: tools[0] ("f"): parameters are not valid JSON`) {
+		t.Errorf("bad parameters: got %v", err)
+	}
+}
+
+func TestChatKeyTellsToolChatsApart(t *testing.T) {
+	t.Parallel()
+	full := toolChat()
+	noTools := full
+	noTools.Tools = nil
+	otherArgs := toolChat()
+	otherArgs.Messages[1].ToolCalls = []protocol.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Rome"}`}}
+	noID := toolChat()
+	noID.Messages[2].ToolCallID = ""
+	seen := map[string]string{}
+	for name, c := range map[string]protocol.Chat{"full": full, "no tools": noTools, "other arguments": otherArgs, "no call id": noID} {
+		k := chatKey(c)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s share a key", other, name)
+		}
+		seen[k] = name
+	}
+}

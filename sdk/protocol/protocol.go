@@ -9,7 +9,7 @@ import (
 // in the proto package paths. Minor grows with every additive change.
 const (
 	Major = 1
-	Minor = 6
+	Minor = 7
 )
 
 // Capabilities added by minors. A peer uses one only when both announced it.
@@ -72,6 +72,12 @@ const (
 	// by OnFinished, in its answer (Scorer). The host puts them on the
 	// request's record. An older host asks for no scores. (minor 6)
 	Scores = "scores"
+	// TokenizeTools: the host counts a chat's tools, its assistant
+	// messages' tool calls and its tool messages' call ids through the
+	// chat template (Chat.Tools, ChatMessage.ToolCalls and ToolCallID),
+	// as the engine renders them. An older host counts only the messages'
+	// text, so the SDK refuses to count such a chat there. (minor 7)
+	TokenizeTools = "tokenize-tools"
 )
 
 // Tiers a request's expected reuse targets (Request.TargetTier).
@@ -86,10 +92,10 @@ const (
 var Tiers = []string{TierGPU, TierCPU, TierDisk, TierBlend}
 
 // HostCapabilities is what a host built with this SDK supports.
-var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores}
+var HostCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores, TokenizeTools}
 
 // WorkloadCapabilities is what a workload served by this SDK supports.
-var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores}
+var WorkloadCapabilities = []string{FinishedInStep, ReleaseContent, ToolCalls, LookAhead, ExpectedReuse, Tokenizer, RequestedRate, IgnoreEOS, CheckOptions, Sharding, Scores, TokenizeTools}
 
 // Negotiate returns the capabilities both sides announced, in a's order.
 func Negotiate(a, b []string) Capabilities {

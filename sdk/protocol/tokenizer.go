@@ -22,11 +22,34 @@ type TokenQuery struct {
 	Chats []Chat
 }
 
-// Chat is the messages of one chat request, as text.
-type Chat struct{ Messages []ChatMessage }
+// Chat is the messages of one chat request, as text, and the tools it
+// offers (capability TokenizeTools).
+type Chat struct {
+	Messages []ChatMessage
+	Tools    []Tool
+}
 
-// ChatMessage is one message's role and text.
-type ChatMessage struct{ Role, Content string }
+// ChatMessage is one message's role and text; an assistant message's tool
+// calls and the call a tool message answers (capability TokenizeTools).
+type ChatMessage struct {
+	Role, Content string
+	ToolCalls     []ToolCall
+	ToolCallID    string
+}
+
+// HasTools reports whether c has tools, tool calls or tool call ids: what
+// only a host with TokenizeTools counts.
+func (c Chat) HasTools() bool {
+	if len(c.Tools) > 0 {
+		return true
+	}
+	for _, m := range c.Messages {
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // TokenCounts answers a TokenQuery.
 type TokenCounts struct {

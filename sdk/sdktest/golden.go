@@ -22,8 +22,15 @@ func (t *Transcript) JSONL() []byte {
 	return b.Bytes()
 }
 
+// UpdateHint says how to rewrite a golden file: sdktest declares no flag
+// (a test package that declares its own -update would panic on a second),
+// so the test declares it and passes it to Golden.
+const UpdateHint = `run go test -update; the flag is the test's own: ` +
+	`var update = flag.Bool("update", false, "rewrite golden files"), passed as Golden(t, path, got, *update)`
+
 // Golden compares got with the golden file at path. With update (wire it
-// to the test's own -update flag) it first rewrites the file.
+// to the test's own -update flag; see UpdateHint) it first rewrites the
+// file.
 func Golden(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
@@ -36,7 +43,7 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it)", err)
+		t.Fatalf("%v (to create it, %s)", err, UpdateHint)
 	}
 	if bytes.Equal(want, got) {
 		return
@@ -51,8 +58,8 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 			g = gl[i]
 		}
 		if w != g {
-			t.Fatalf("%s differs from the output at line %d (rerun with -update if the change is intended):\nwant: %s\ngot:  %s",
-				path, i+1, clip(w), clip(g))
+			t.Fatalf("%s differs from the output at line %d (if the change is intended, %s):\nwant: %s\ngot:  %s",
+				path, i+1, UpdateHint, clip(w), clip(g))
 		}
 	}
 }

@@ -685,6 +685,17 @@ func TestGolden(t *testing.T) {
 	if !strings.Contains(ft.msg, "line 2") || !strings.Contains(ft.msg, "want: b") || !strings.Contains(ft.msg, "got:  c") {
 		t.Fatalf("message %q", ft.msg)
 	}
+	// Both messages say how to declare the flag, which sdktest does not.
+	for _, p := range []string{path, filepath.Join(t.TempDir(), "missing.jsonl")} {
+		ft := &fakeT{TB: t}
+		func() {
+			defer func() { recover() }()
+			sdktest.Golden(ft, p, []byte("a\nc\n"), false)
+		}()
+		if !strings.Contains(ft.msg, `var update = flag.Bool("update", false, "rewrite golden files")`) {
+			t.Errorf("message %q does not say how to declare -update", ft.msg)
+		}
+	}
 }
 
 type fakeT struct {

@@ -9,6 +9,13 @@
 // character. A chat costs its messages' text plus PerMessage tokens per
 // message (<|im_start|> role … <|im_end|>) plus GenerationPrompt
 // (<|im_start|> assistant). Text parts are counted without special tokens.
+//
+// Tools, as a ChatML template renders them (Qwen's, say): an assistant's
+// tool call costs PerToolCall (<tool_call> … </tool_call>) plus the text
+// of its name and of its arguments; a tool message's call id is not
+// rendered; a request's tools are one more message before the others
+// (PerMessage), each tool costing PerTool (<tool> … </tool>) plus the text
+// of its name, description and parameters.
 package subword
 
 import (
@@ -26,6 +33,10 @@ const (
 	PerMessage = 3
 	// GenerationPrompt is the tokens of the assistant header a chat request ends with.
 	GenerationPrompt = 2
+	// PerToolCall is the template's tokens around one tool call.
+	PerToolCall = 2
+	// PerTool is the template's tokens around one tool's definition.
+	PerTool = 2
 )
 
 // WordTokens is the number of tokens word costs.
@@ -56,4 +67,15 @@ func ChatTokens(texts ...string) int {
 		n += PerMessage + TextTokens(t)
 	}
 	return n
+}
+
+// ToolCallTokens is the number of tokens one tool call adds to its
+// assistant message.
+func ToolCallTokens(name, arguments string) int {
+	return PerToolCall + TextTokens(name) + TextTokens(arguments)
+}
+
+// ToolTokens is the number of tokens one tool's definition costs.
+func ToolTokens(name, description, parameters string) int {
+	return PerTool + TextTokens(name) + TextTokens(description) + TextTokens(parameters)
 }

@@ -29,7 +29,11 @@ func toTokenizeQuery(id uint64, q protocol.TokenQuery) *workloadv1.TokenizeQuery
 	for _, c := range q.Chats {
 		tc := &workloadv1.TokenizeChat{Messages: make([]*workloadv1.TokenizeMessage, len(c.Messages))}
 		for i, m := range c.Messages {
-			tc.Messages[i] = &workloadv1.TokenizeMessage{Role: m.Role, Content: m.Content}
+			tc.Messages[i] = &workloadv1.TokenizeMessage{Role: m.Role, Content: m.Content,
+				ToolCalls: toToolCalls(m.ToolCalls), ToolCallId: m.ToolCallID}
+		}
+		for _, t := range c.Tools {
+			tc.Tools = append(tc.Tools, &workloadv1.Tool{Name: t.Name, Description: t.Description, ParametersJson: t.Parameters})
 		}
 		out.Chats = append(out.Chats, tc)
 	}
@@ -41,7 +45,11 @@ func fromTokenizeQuery(m *workloadv1.TokenizeQuery) protocol.TokenQuery {
 	for _, c := range m.GetChats() {
 		ch := protocol.Chat{Messages: make([]protocol.ChatMessage, len(c.GetMessages()))}
 		for i, msg := range c.GetMessages() {
-			ch.Messages[i] = protocol.ChatMessage{Role: msg.GetRole(), Content: msg.GetContent()}
+			ch.Messages[i] = protocol.ChatMessage{Role: msg.GetRole(), Content: msg.GetContent(),
+				ToolCalls: fromToolCalls(msg.GetToolCalls()), ToolCallID: msg.GetToolCallId()}
+		}
+		for _, t := range c.GetTools() {
+			ch.Tools = append(ch.Tools, protocol.Tool{Name: t.GetName(), Description: t.GetDescription(), Parameters: t.GetParametersJson()})
 		}
 		q.Chats = append(q.Chats, ch)
 	}

@@ -18,6 +18,14 @@ func TestTokenizeQueryRoundTrip(t *testing.T) {
 			{Messages: []protocol.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}},
 			{Messages: []protocol.ChatMessage{{Role: "user", Content: ""}}},
 		}},
+		"tools and calls": {Chats: []protocol.Chat{{
+			Messages: []protocol.ChatMessage{
+				{Role: "user", Content: "weather?"},
+				{Role: "assistant", ToolCalls: []protocol.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
+				{Role: "tool", Content: "rain", ToolCallID: "c1"},
+			},
+			Tools: []protocol.Tool{{Name: "get_weather", Description: "Weather by city", Parameters: `{"type":"object"}`}},
+		}}},
 		"both": {Texts: []string{"a"}, Chats: []protocol.Chat{{Messages: []protocol.ChatMessage{{Role: "user", Content: "b"}}}}},
 	}, func(q protocol.TokenQuery) *workloadv1.TokenizeQuery { return toTokenizeQuery(7, q) },
 		fromTokenizeQuery)

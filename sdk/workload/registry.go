@@ -62,7 +62,8 @@ func (r *Registry) Release(ids ...string) {
 	}
 }
 
-// Lookup returns registered text (for tests of a workload's content).
+// Lookup returns registered text (ChatOf uses it; so do tests of a
+// workload's content).
 func (r *Registry) Lookup(id string) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

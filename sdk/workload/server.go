@@ -86,7 +86,7 @@ func (s *server[O]) Configure(ctx context.Context, cfg protocol.WorkloadConfig) 
 	s.mu.Unlock()
 	env := Env{Common: cfg.Common, Logger: s.log, Content: reg, Host: host, Context: ctx}
 	if cfg.Tokens != nil && s.def.CountsTokens && env.HostHas(protocol.Tokenizer) {
-		env.Tokenizer = NewTokenizer(cfg.Tokens)
+		env.Tokenizer = hostTokenizer(cfg.Tokens, env.HostHas(protocol.TokenizeTools))
 	}
 	wl, err := s.def.New(opts, env)
 	if err != nil {

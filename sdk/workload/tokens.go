@@ -23,11 +23,22 @@ type TokenMessage = protocol.ChatMessage
 //
 // Count while preparing (in New): each call is a round trip to the host
 // and, through it, to the engine.
-type Tokenizer struct{ c protocol.TokenCounter }
+type Tokenizer struct {
+	c protocol.TokenCounter
+	// tools: the host counts tools and tool calls (protocol.TokenizeTools).
+	tools bool
+}
 
-// NewTokenizer wraps a protocol.TokenCounter (the SDK's server does this
-// for Env; sdktest's fake is one).
-func NewTokenizer(c protocol.TokenCounter) *Tokenizer { return &Tokenizer{c: c} }
+// NewTokenizer wraps a protocol.TokenCounter that counts chats with tools
+// and tool calls (sdktest's fake does). The SDK's server builds Env's
+// itself, knowing what the host counts.
+func NewTokenizer(c protocol.TokenCounter) *Tokenizer { return &Tokenizer{c: c, tools: true} }
+
+// hostTokenizer is Env.Tokenizer: tools says whether the host announced
+// protocol.TokenizeTools.
+func hostTokenizer(c protocol.TokenCounter, tools bool) *Tokenizer {
+	return &Tokenizer{c: c, tools: tools}
+}
 
 // queryBytes bounds the text of one query, well under the message limit.
 const queryBytes = 4 << 20
@@ -53,8 +64,21 @@ func (t *Tokenizer) Count(ctx context.Context, texts ...string) ([]int, error) {
 }
 
 // CountChats returns the tokens of each chat as the engine renders the
-// request: the chat template with the generation prompt, the whole prompt.
+// request: the chat template with the generation prompt, the whole prompt,
+// the request's tools and its messages' tool calls included (build a
+// request's chat with ChatOf). A host older than protocol minor 7 counts
+// only messages' text: there a chat with tools or tool calls is an error,
+// not a count short of what the engine reports.
 func (t *Tokenizer) CountChats(ctx context.Context, chats ...TokenChat) ([]int, error) {
+	if !t.tools {
+		for i, c := range chats {
+			if c.HasTools() {
+				return nil, fmt.Errorf("counting chat %d: it has tools or tool calls, and this lmbench counts only messages' text "+
+					"(it lacks capability %q, protocol minor 7): upgrade lmbench, or leave this request's prompt tokens unstated",
+					i, protocol.TokenizeTools)
+			}
+		}
+	}
 	out := make([]int, 0, len(chats))
 	for start := 0; start < len(chats); {
 		end, size := start, 0
@@ -75,9 +99,43 @@ func (t *Tokenizer) CountChats(ctx context.Context, chats ...TokenChat) ([]int, 
 func chatBytes(c TokenChat) int {
 	n := 0
 	for _, m := range c.Messages {
-		n += len(m.Role) + len(m.Content)
+		n += len(m.Role) + len(m.Content) + len(m.ToolCallID)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	for _, t := range c.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	return n
+}
+
+// ChatOf is chat request r as the engine receives it, for CountChats:
+// each message's segments joined, references looked up in reg (the
+// Env.Content they were registered in), with its tool calls and call id,
+// and the request's tools. A reference reg does not hold is an error
+// naming it; a completions request is an error too.
+func ChatOf(reg *Registry, r Request) (TokenChat, error) {
+	if r.Completion {
+		return TokenChat{}, fmt.Errorf("request %q: a completions request has no chat (count its prompt with Count)", r.ID)
+	}
+	c := TokenChat{Messages: make([]TokenMessage, len(r.Messages)), Tools: r.Tools}
+	for i, m := range r.Messages {
+		var b strings.Builder
+		for _, s := range m.Content {
+			if s.Ref == "" {
+				b.WriteString(s.Text)
+				continue
+			}
+			text, ok := reg.Lookup(s.Ref)
+			if !ok {
+				return TokenChat{}, fmt.Errorf("request %q: message %d references content %q, which is not registered", r.ID, i, s.Ref)
+			}
+			b.WriteString(text)
+		}
+		c.Messages[i] = TokenMessage{Role: m.Role, Content: b.String(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+	}
+	return c, nil
 }
 
 // OneTokenWords probes candidates and returns, in order, those that cost

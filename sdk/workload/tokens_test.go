@@ -3,6 +3,7 @@ package workload_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,5 +284,98 @@ func TestFitTexts(t *testing.T) {
 	}
 	if _, err := tok.FitTexts(ctx, []func(int) string{grow("extraordinary wonderful pseudowords", 0)}, []string{"hi"}, 2); err == nil {
 		t.Error("no error for a text that cannot fit")
+	}
+}
+
+// toolRequest is a tool-use request: a registered context, the tools
+// offered, an assistant's call and the tool's reply.
+func toolRequest(reg *workload.Registry) workload.Request {
+	ctx := reg.Register("ctx", "Weather desk.")
+	return workload.Chat("r1",
+		workload.System(ctx, workload.Text(" Be brief.")),
+		workload.User(workload.Text("weather in Oslo?")),
+		workload.AssistantCalls([]workload.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Oslo"}`}}),
+		workload.ToolReply("c1", workload.Text("rain")),
+	).WithTools(workload.Tool{Name: "get_weather", Description: "Weather by city", Parameters: `{"type": "object"}`})
+}
+
+func TestChatOf(t *testing.T) {
+	t.Parallel()
+	reg := workload.NewRegistry()
+	got, err := workload.ChatOf(reg, toolRequest(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := workload.TokenChat{
+		Messages: []workload.TokenMessage{
+			{Role: "system", Content: "Weather desk. Be brief."},
+			{Role: "user", Content: "weather in Oslo?"},
+			{Role: "assistant", ToolCalls: []workload.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city": "Oslo"}`}}},
+			{Role: "tool", Content: "rain", ToolCallID: "c1"},
+		},
+		Tools: []workload.Tool{{Name: "get_weather", Description: "Weather by city", Parameters: `{"type": "object"}`}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ChatOf (-want +got):\n%s", d)
+	}
+	reg.Release("ctx")
+	if _, err := workload.ChatOf(reg, toolRequest(workload.NewRegistry())); err == nil ||
+		err.Error() != `request "r1": message 0 references content "ctx", which is not registered` {
+		t.Errorf("unregistered reference: got %v", err)
+	}
+	if _, err := workload.ChatOf(reg, workload.Completion("p", workload.Text("x"))); err == nil || !strings.Contains(err.Error(), "completions request") {
+		t.Errorf("completion: got %v", err)
+	}
+}
+
+// CountChats counts tools and tool calls where the host does, and refuses
+// (rather than undercount) on a host that counts only messages' text.
+func TestCountChatsWithTools(t *testing.T) {
+	t.Parallel()
+	older := slices.DeleteFunc(slices.Clone(protocol.HostCapabilities), func(c string) bool { return c == protocol.TokenizeTools })
+	for name, tc := range map[string]struct {
+		caps    []string
+		grpc    bool
+		wantErr string
+	}{
+		"in-process":   {},
+		"over gRPC":    {grpc: true},
+		"minor-6 host": {caps: older, wantErr: `counting chat 0: it has tools or tool calls, and this lmbench counts only messages' text (it lacks capability "tokenize-tools", protocol minor 7)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var got []int
+			var countErr error
+			def := definition(func(_ testOptions, env workload.Env) (workload.Workload, error) {
+				chat, err := workload.ChatOf(env.Content, toolRequest(env.Content))
+				if err != nil {
+					return nil, err
+				}
+				got, countErr = env.Tokenizer.CountChats(env.Context, chat)
+				return &fake{step: func(workload.StepInput) (workload.StepOutput, error) { return workload.Done(), nil }}, nil
+			})
+			def.CountsTokens = true
+			o := sdktest.Options{Tokens: &sdktest.FakeTokenizer{}, HostCapabilities: tc.caps}
+			if tc.grpc {
+				sdktest.RunGRPC(t, def, o)
+			} else {
+				sdktest.Run(t, def, o)
+			}
+			if tc.wantErr != "" {
+				if countErr == nil || !strings.Contains(countErr.Error(), tc.wantErr) {
+					t.Errorf("CountChats error = %v, want %q", countErr, tc.wantErr)
+				}
+				return
+			}
+			if countErr != nil {
+				t.Fatal(countErr)
+			}
+			want := subword.ChatTokens("Weather desk. Be brief.", "weather in Oslo?", "", "rain") +
+				subword.ToolCallTokens("get_weather", `{"city": "Oslo"}`) +
+				subword.PerMessage + subword.ToolTokens("get_weather", "Weather by city", `{"type": "object"}`)
+			if !cmp.Equal(got, []int{want}) {
+				t.Errorf("CountChats = %v, want [%d]", got, want)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/huh"
@@ -58,12 +59,15 @@ type Field struct {
 // missing, the form asks whether an LMCache server is running and then
 // for its URL or for the tokens per GB, as the original does.
 type Setup struct {
-	Missing        []string // keys that are required and still empty (asked first)
-	General        []Field
-	Workloads      []string // discovered workload names, for the choice
-	Workload       string   // already chosen ("" = ask)
-	WorkloadFields func(workload string) ([]Field, error)
-	ExportPath     string // default file name offered for "export config"
+	Missing   []string // keys that are required and still empty (asked first)
+	General   []Field
+	Workloads []string // discovered workload names, for the choice
+	// WorkloadSummaries says in one line what each workload is for (its
+	// plugin's summary), shown beside its name in the choice; may be nil.
+	WorkloadSummaries map[string]string
+	Workload          string // already chosen ("" = ask)
+	WorkloadFields    func(workload string) ([]Field, error)
+	ExportPath        string // default file name offered for "export config"
 	// CheckExportPath, when set, checks the export file name as typed
 	// (its extension picks the format); the message says what is expected.
 	CheckExportPath func(path string) error
@@ -183,14 +187,17 @@ type (
 // setupModel runs the forms of the setup one after the other inside one
 // Bubble Tea program, so a single reader serves the whole setup.
 type setupModel struct {
-	s       Setup
-	width   int // fixed form width when out is not a terminal; 0 = follow the terminal
-	st      setupStyles
-	step    step
-	form    *huh.Form
-	entries map[string]*entry
-	shown   []string // keys shown, in order
-	asked   []string // keys asked as missing
+	s     Setup
+	width int // fixed form width when out is not a terminal; 0 = follow the terminal
+	// height and termWidth are the terminal's, from its last WindowSizeMsg (0: not
+	// known): a form made later (the confirm screen) is sized to it too.
+	height, termWidth int
+	st                setupStyles
+	step              step
+	form              *huh.Form
+	entries           map[string]*entry
+	shown             []string // keys shown, in order
+	asked             []string // keys asked as missing
 
 	workload   string
 	hasLMCache bool
@@ -227,6 +234,8 @@ func newSetupModel(s Setup, out io.Writer) *setupModel {
 	}
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		m.width = fallbackWidth
+	} else if w, _, err := term.GetSize(int(f.Fd())); err == nil {
+		m.termWidth = w // the first page's choices are laid out before any resize
 	}
 	if s.Workload == "" && len(s.Workloads) == 0 {
 		m.err = errors.New("guided setup: no workload plugins were found to choose from")
@@ -276,10 +285,11 @@ func (m *setupModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if ws, ok := msg.(tea.WindowSizeMsg); ok {
+		m.height, m.termWidth = ws.Height, ws.Width
 		// The form gets the room left under the header (and the blank line
 		// huh puts before its help), so a tall page scrolls inside the form
 		// instead of pushing the header and the question off the screen.
-		ws.Height = max(ws.Height-headerLines-2, 5)
+		ws.Height = formHeight(ws.Height)
 		msg = ws
 	}
 	f, cmd := m.form.Update(msg)
@@ -332,6 +342,15 @@ func (m *setupModel) startFinalStep() tea.Cmd {
 // headerLines is the height of the header above the form.
 const headerLines = 3
 
+// formHeight is the room a form has on a terminal of height rows: what
+// the header leaves, less the blank line huh puts before its help.
+func formHeight(rows int) int { return max(rows-headerLines-2, 5) }
+
+// confirmLines is what the confirm page takes besides the summary's
+// rows: the note's title and margins, the question, its three choices,
+// the spacing between them and the help line.
+const confirmLines = 12
+
 func (m *setupModel) View() string {
 	var b strings.Builder
 	rule := m.st.rule.Render(strings.Repeat("═", 60))
@@ -370,6 +389,9 @@ func (m *setupModel) newForm(groups ...*huh.Group) *huh.Form {
 	if m.width > 0 {
 		f = f.WithWidth(m.width)
 	}
+	if m.height > 0 {
+		f = f.WithHeight(formHeight(m.height))
+	}
 	f.SubmitCmd = func() tea.Msg { return formDoneMsg{} }
 	f.CancelCmd = func() tea.Msg { return formAbortMsg{} }
 	return f
@@ -401,7 +423,7 @@ func (m *setupModel) requiredForm() *huh.Form {
 			groups = append(groups, huh.NewGroup(huh.NewSelect[string]().
 				Title("Workload").
 				Description("The request pattern to benchmark with.").
-				Options(huh.NewOptions(m.s.Workloads...)...).
+				Options(m.workloadOptions()...).
 				Value(&m.workload)))
 		case either && key == KeyTokensPerGB:
 			continue // asked together with the LMCache URL
@@ -441,6 +463,25 @@ func (m *setupModel) requiredForm() *huh.Form {
 			Next(true).NextLabel("Continue")))
 	}
 	return m.newForm(groups...)
+}
+
+// workloadOptions are the workload choices: each name with what it is
+// for, from its summary, on one line.
+func (m *setupModel) workloadOptions() []huh.Option[string] {
+	width := 0
+	for _, w := range m.s.Workloads {
+		width = max(width, utf8.RuneCountInString(w))
+	}
+	opts := make([]huh.Option[string], len(m.s.Workloads))
+	for i, w := range m.s.Workloads {
+		label := w
+		if sum := m.s.WorkloadSummaries[w]; sum != "" {
+			// Clipped to the form's width: a wrapped choice reads as two.
+			label = fmt.Sprintf("%-*s  %s", width, w, oneLine(sum, max(m.noteWidth()-width-4, 20)))
+		}
+		opts[i] = huh.NewOption(label, w)
+	}
+	return opts
 }
 
 // missingEntry registers a field asked because it is missing.
@@ -608,7 +649,7 @@ func (m *setupModel) workloadForm() *huh.Form {
 // finalForm shows the summary and asks what to do, and where to export.
 func (m *setupModel) finalForm() *huh.Form {
 	action := huh.NewGroup(
-		huh.NewNote().Title("Configuration summary").Description(escapeNote(ansiFree(m.summaryText()))),
+		huh.NewNote().Title("Configuration summary").Description(escapeNote(ansiFree(m.summaryText(m.summaryBudget())))),
 		huh.NewSelect[Action]().Title("What would you like to do?").
 			Options(
 				huh.NewOption("Start the benchmark", ActionStart),
@@ -662,12 +703,67 @@ func (m *setupModel) summaryRows() [][2]string {
 
 const summaryLabelWidth = 28
 
-func (m *setupModel) summaryText() string {
-	var b strings.Builder
-	for _, r := range m.summaryRows() {
-		fmt.Fprintf(&b, "%-*s %s\n", summaryLabelWidth, r[0], r[1])
+// summaryBudget is how many lines the confirm page's summary may take
+// (0: no limit, the terminal's height is not known).
+func (m *setupModel) summaryBudget() int {
+	if m.height == 0 {
+		return 0
 	}
-	return b.String()
+	return max(formHeight(m.height)-confirmLines, 3)
+}
+
+// summaryText is the summary as label and value lines, in at most lines
+// lines (0: any): two rows a line when one a line does not fit and the
+// values are short, and past that the first rows and a count of the
+// rest, so the first rows (the workload, the engine) always show.
+func (m *setupModel) summaryText(lines int) string {
+	rows := m.summaryRows()
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%-*s %s", summaryLabelWidth, r[0], r[1]))
+	}
+	perLine := 1
+	if lines > 0 && len(out) > lines {
+		out, perLine = pairUp(out, m.noteWidth())
+	}
+	if lines > 0 && len(out) > lines {
+		shown := out[: lines-1 : lines-1]
+		out = append(shown, fmt.Sprintf("… %d more (export the configuration to see all)", len(rows)-perLine*len(shown)))
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// noteWidth is the width a note's text has on the confirm page.
+func (m *setupModel) noteWidth() int {
+	w := m.width
+	if w == 0 {
+		w = m.termWidth
+	}
+	if w == 0 {
+		w = fallbackWidth
+	}
+	return w - 6 // the form's border and the note's padding
+}
+
+// pairUp puts two rows on a line when two of the widest fit in width
+// (it returns 2), else it returns the rows as they are (and 1).
+func pairUp(rows []string, width int) ([]string, int) {
+	col := 0
+	for _, r := range rows {
+		col = max(col, utf8.RuneCountInString(r)+3)
+	}
+	if 2*col > width {
+		return rows, 1
+	}
+	var out []string
+	for i := 0; i < len(rows); i += 2 {
+		if i+1 == len(rows) {
+			out = append(out, rows[i])
+			break
+		}
+		out = append(out, fmt.Sprintf("%-*s%s", col, rows[i], rows[i+1]))
+	}
+	return out, 2
 }
 
 // summary is the styled summary printed when the setup ends.

@@ -10,10 +10,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // Keys as a terminal sends them.
@@ -522,5 +525,102 @@ func TestSetupCtrlCWhileLoading(t *testing.T) {
 	r := c.result()
 	if r.err != nil || r.o.Action != ActionCancel {
 		t.Fatalf("got %+v, %v; want ActionCancel", r.o, r.err)
+	}
+}
+
+// The confirm screen fits a 50-row terminal however many settings it
+// sums up: its first lines (the header, the summary's title, the workload
+// and the engine URL) and the question stay on screen.
+func TestSetupConfirmFitsTerminalHeight(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	for i := range 45 {
+		s.General = append(s.General, Field{Key: fmt.Sprint("extra_", i), Label: fmt.Sprint("Extra setting ", i), Value: "v", Group: "General"})
+	}
+	for _, height := range []int{50, 30, 200} {
+		m := newSetupModel(s, io.Discard)
+		if m.err != nil {
+			t.Fatal(m.err)
+		}
+		m.Init()
+		m.Update(tea.WindowSizeMsg{Width: 100, Height: height})
+		runCmd(m, m.startFinalStep())
+		view := m.View()
+		lines := strings.Split(strings.TrimRight(view, "\n"), "\n")
+		if len(lines) > height {
+			t.Errorf("height %d: the confirm screen has %d lines:\n%s", height, len(lines), view)
+		}
+		for _, want := range []string{"lmbench — guided setup", "Configuration summary", "Workload", "Engine URL", "What would you like to do?", "Start the benchmark"} {
+			if !strings.Contains(view, want) {
+				t.Errorf("height %d: %q is not on the confirm screen:\n%s", height, want, view)
+			}
+		}
+		if height == 200 && !strings.Contains(view, "Extra setting 44") {
+			t.Errorf("height 200: the summary left out settings with room to spare:\n%s", view)
+		}
+	}
+}
+
+// runCmd runs cmd once, batches expanded, and feeds what it returns to m,
+// as the program would after a form's Init (no second round).
+func runCmd(m *setupModel, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmd(m, c)
+		}
+	case nil:
+	default:
+		m.Update(msg)
+	}
+}
+
+// The workload picker says what each workload is for, one line each.
+func TestSetupWorkloadPickerSummaries(t *testing.T) {
+	t.Parallel()
+	var loaded []string
+	s := testSetup(&loaded)
+	s.WorkloadSummaries = map[string]string{
+		"long-doc-qa":    "Repeated Q&A over long documents (tests KV cache reuse)",
+		"random-prefill": "Prefill-only requests fired simultaneously, or at a rate, " + strings.Repeat("and more words ", 10),
+	}
+	m := newSetupModel(s, io.Discard)
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	opts := m.workloadOptions()
+	if len(opts) != 2 {
+		t.Fatalf("%d options", len(opts))
+	}
+	if got := opts[0].Key; got != "long-doc-qa     Repeated Q&A over long documents (tests KV cache reuse)" {
+		t.Errorf("long-doc-qa's choice reads %q", got)
+	}
+	if got := opts[1].Key; !strings.HasPrefix(got, "random-prefill  Prefill-only requests") || !strings.HasSuffix(got, "…") ||
+		utf8.RuneCountInString(got) > fallbackWidth-6 {
+		t.Errorf("random-prefill's choice reads %q (%d runes)", got, utf8.RuneCountInString(got))
+	}
+	if opts[0].Value != "long-doc-qa" || opts[1].Value != "random-prefill" {
+		t.Errorf("values %q, %q: want the names", opts[0].Value, opts[1].Value)
+	}
+}
+
+func TestPluginTableSummaries(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	PluginTable(&b, []plugin.Listed{
+		{Candidate: plugin.Candidate{Kind: "workload", Name: "long-doc-qa", Path: "/p/lmbench-workload-long-doc-qa"}, Version: "1.0.0", Protocol: "v1.7",
+			Summary: "Repeated Q&A over long documents\n(tests KV cache reuse)"},
+		{Candidate: plugin.Candidate{Kind: "exporter", Name: "csv", Path: "/p/lmbench-exporter-csv"}, Version: "1.0.0", Protocol: "v1.7"},
+	})
+	want := "KIND      NAME         VERSION  PROTOCOL  PATH\n" +
+		"workload  long-doc-qa  1.0.0    v1.7      /p/lmbench-workload-long-doc-qa\n" +
+		"            Repeated Q&A over long documents (tests KV cache reuse)\n" +
+		"exporter  csv          1.0.0    v1.7      /p/lmbench-exporter-csv\n"
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("table (-want +got):\n%s", d)
 	}
 }

@@ -1579,9 +1579,13 @@ func (x *OnFinishedResponse) GetScores() []*Score {
 
 // One chat message's role and text, for counting.
 type TokenizeMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Role          string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
-	Content       string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Role    string                 `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Content string                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// Minor 7, capability "tokenize-tools": an assistant message's calls and
+	// the call a tool message answers, rendered by the chat template.
+	ToolCalls     []*ToolCall `protobuf:"bytes,3,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	ToolCallId    string      `protobuf:"bytes,4,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1630,9 +1634,26 @@ func (x *TokenizeMessage) GetContent() string {
 	return ""
 }
 
+func (x *TokenizeMessage) GetToolCalls() []*ToolCall {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *TokenizeMessage) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
 type TokenizeChat struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Messages      []*TokenizeMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Messages []*TokenizeMessage     `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Minor 7, capability "tokenize-tools": the tools the request offers,
+	// which the chat template renders into the prompt.
+	Tools         []*Tool `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1670,6 +1691,13 @@ func (*TokenizeChat) Descriptor() ([]byte, []int) {
 func (x *TokenizeChat) GetMessages() []*TokenizeMessage {
 	if x != nil {
 		return x.Messages
+	}
+	return nil
+}
+
+func (x *TokenizeChat) GetTools() []*Tool {
+	if x != nil {
+		return x.Tools
 	}
 	return nil
 }
@@ -1945,12 +1973,17 @@ const file_lmbench_workload_v1_workload_proto_rawDesc = "" +
 	"\x11OnFinishedRequest\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.lmbench.workload.v1.ResultR\aresults\"H\n" +
 	"\x12OnFinishedResponse\x122\n" +
-	"\x06scores\x18\x01 \x03(\v2\x1a.lmbench.workload.v1.ScoreR\x06scores\"?\n" +
+	"\x06scores\x18\x01 \x03(\v2\x1a.lmbench.workload.v1.ScoreR\x06scores\"\x9f\x01\n" +
 	"\x0fTokenizeMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"P\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12<\n" +
+	"\n" +
+	"tool_calls\x18\x03 \x03(\v2\x1d.lmbench.workload.v1.ToolCallR\ttoolCalls\x12 \n" +
+	"\ftool_call_id\x18\x04 \x01(\tR\n" +
+	"toolCallId\"\x81\x01\n" +
 	"\fTokenizeChat\x12@\n" +
-	"\bmessages\x18\x01 \x03(\v2$.lmbench.workload.v1.TokenizeMessageR\bmessages\"n\n" +
+	"\bmessages\x18\x01 \x03(\v2$.lmbench.workload.v1.TokenizeMessageR\bmessages\x12/\n" +
+	"\x05tools\x18\x02 \x03(\v2\x19.lmbench.workload.v1.ToolR\x05tools\"n\n" +
 	"\rTokenizeQuery\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05texts\x18\x02 \x03(\tR\x05texts\x127\n" +
@@ -2050,25 +2083,27 @@ var file_lmbench_workload_v1_workload_proto_depIdxs = []int32{
 	9,  // 24: lmbench.workload.v1.Result.tool_calls:type_name -> lmbench.workload.v1.ToolCall
 	17, // 25: lmbench.workload.v1.OnFinishedRequest.results:type_name -> lmbench.workload.v1.Result
 	16, // 26: lmbench.workload.v1.OnFinishedResponse.scores:type_name -> lmbench.workload.v1.Score
-	20, // 27: lmbench.workload.v1.TokenizeChat.messages:type_name -> lmbench.workload.v1.TokenizeMessage
-	21, // 28: lmbench.workload.v1.TokenizeQuery.chats:type_name -> lmbench.workload.v1.TokenizeChat
-	33, // 29: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	33, // 30: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
-	1,  // 31: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
-	4,  // 32: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
-	6,  // 33: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
-	18, // 34: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
-	23, // 35: lmbench.workload.v1.WorkloadService.Tokenize:input_type -> lmbench.workload.v1.TokenizeAnswer
-	2,  // 36: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
-	5,  // 37: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
-	15, // 38: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
-	19, // 39: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
-	22, // 40: lmbench.workload.v1.WorkloadService.Tokenize:output_type -> lmbench.workload.v1.TokenizeQuery
-	36, // [36:41] is the sub-list for method output_type
-	31, // [31:36] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	9,  // 27: lmbench.workload.v1.TokenizeMessage.tool_calls:type_name -> lmbench.workload.v1.ToolCall
+	20, // 28: lmbench.workload.v1.TokenizeChat.messages:type_name -> lmbench.workload.v1.TokenizeMessage
+	10, // 29: lmbench.workload.v1.TokenizeChat.tools:type_name -> lmbench.workload.v1.Tool
+	21, // 30: lmbench.workload.v1.TokenizeQuery.chats:type_name -> lmbench.workload.v1.TokenizeChat
+	33, // 31: lmbench.workload.v1.ConfigureRequest.OptionsEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	33, // 32: lmbench.workload.v1.ConfigureResponse.ResolvedEntry.value:type_name -> lmbench.plugin.v1.OptionValue
+	1,  // 33: lmbench.workload.v1.WorkloadService.Describe:input_type -> lmbench.workload.v1.DescribeRequest
+	4,  // 34: lmbench.workload.v1.WorkloadService.Configure:input_type -> lmbench.workload.v1.ConfigureRequest
+	6,  // 35: lmbench.workload.v1.WorkloadService.Step:input_type -> lmbench.workload.v1.StepRequest
+	18, // 36: lmbench.workload.v1.WorkloadService.OnFinished:input_type -> lmbench.workload.v1.OnFinishedRequest
+	23, // 37: lmbench.workload.v1.WorkloadService.Tokenize:input_type -> lmbench.workload.v1.TokenizeAnswer
+	2,  // 38: lmbench.workload.v1.WorkloadService.Describe:output_type -> lmbench.workload.v1.DescribeResponse
+	5,  // 39: lmbench.workload.v1.WorkloadService.Configure:output_type -> lmbench.workload.v1.ConfigureResponse
+	15, // 40: lmbench.workload.v1.WorkloadService.Step:output_type -> lmbench.workload.v1.StepResponse
+	19, // 41: lmbench.workload.v1.WorkloadService.OnFinished:output_type -> lmbench.workload.v1.OnFinishedResponse
+	22, // 42: lmbench.workload.v1.WorkloadService.Tokenize:output_type -> lmbench.workload.v1.TokenizeQuery
+	38, // [38:43] is the sub-list for method output_type
+	33, // [33:38] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_lmbench_workload_v1_workload_proto_init() }
