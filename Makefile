@@ -11,6 +11,10 @@ PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 # pprof keep their names, from the pclntab), no build paths. A third
 # smaller: every plugin start hashes its binary against its .sha256.
 BUILDFLAGS ?= -trimpath -ldflags='-s -w'
+# No cgo, as the image builds them (deploy/Dockerfile): static binaries,
+# without libc and its resolver mapped into every process: 1.5 MiB less peak
+# RSS for a 1-request run's host. The tests keep cgo (-race needs it).
+BUILDENV ?= CGO_ENABLED=0
 
 PLUGINS := $(wildcard plugins/*)
 # The manifests' validator: its own module, outside go.work, so the
@@ -25,10 +29,10 @@ help: ## list targets
 
 build: ## build lmbench and every plugin into bin/ (plugins named lmbench-<kind>-<name>, as each reports, each with the .sha256 lmbench checks)
 	@mkdir -p $(BIN)
-	$(GO) build $(BUILDFLAGS) -o $(BIN)/lmbench ./cmd/lmbench
+	$(BUILDENV) $(GO) build $(BUILDFLAGS) -o $(BIN)/lmbench ./cmd/lmbench
 	@set -e; for p in $(PLUGINS); do \
 		tmp=$(BIN)/.build-$$(basename $$p); \
-		$(GO) build $(BUILDFLAGS) -o $$tmp ./$$p; \
+		$(BUILDENV) $(GO) build $(BUILDFLAGS) -o $$tmp ./$$p; \
 		name=$$($$tmp binary-name); \
 		mv -f $$tmp $(BIN)/$$name; \
 		(cd $(BIN) && sha256sum $$name > $$name.sha256); \

@@ -83,6 +83,7 @@ func main() {
 func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer plugin.Cleanup()
 	servePprof()
+	defer profileToFiles()()
 	if len(args) == 0 {
 		printUsage(stdout)
 		return exitUsage

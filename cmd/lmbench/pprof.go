@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime"
+	rpprof "runtime/pprof"
 )
 
 // servePprof serves Go's profiler on LMBENCH_PPROF_ADDR (a loopback
@@ -25,4 +27,31 @@ func servePprof() {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	go http.ListenAndServe(addr, mux)
+}
+
+// profileToFiles writes a CPU profile of the whole process to
+// LMBENCH_CPUPROFILE and, at the end, a heap profile (every allocation
+// since the start) to LMBENCH_MEMPROFILE, when they are set: for runs too
+// short to attach to LMBENCH_PPROF_ADDR. The returned function ends them.
+func profileToFiles() func() {
+	var stops []func()
+	if path := os.Getenv("LMBENCH_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && rpprof.StartCPUProfile(f) == nil {
+			stops = append(stops, func() { rpprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if path := os.Getenv("LMBENCH_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 4096
+		stops = append(stops, func() {
+			if f, err := os.Create(path); err == nil {
+				rpprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		})
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
 }

@@ -214,7 +214,8 @@ func (r *Registry) loadAnswers(v *Values, answers map[string]string, partial boo
 }
 
 // nonOptionEnv are LMBENCH_* variables that are not options (read elsewhere).
-var nonOptionEnv = map[string]bool{"LMBENCH_PLUGIN_PATH": true, "LMBENCH_BIN": true, "LMBENCH_PPROF_ADDR": true}
+var nonOptionEnv = map[string]bool{"LMBENCH_PLUGIN_PATH": true, "LMBENCH_BIN": true, "LMBENCH_PPROF_ADDR": true,
+	"LMBENCH_CPUPROFILE": true, "LMBENCH_MEMPROFILE": true}
 
 func mapsKeys(m map[string]string) func(func(string) bool) {
 	return func(yield func(string) bool) {

@@ -322,10 +322,29 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 		return 0, fmt.Errorf("engine /tokenize: %w", err)
 	}
 	defer resp.Body.Close()
-	rb, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	answer := io.LimitReader(resp.Body, 64<<20)
+	// The count leads vLLM's answer; the token array after it is read
+	// through a small buffer and dropped, not held (a prompt's answer is
+	// several times the prompt).
+	head := make([]byte, countHead)
+	k, err := io.ReadFull(answer, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
+	}
+	head = head[:k]
+	if resp.StatusCode == http.StatusOK {
+		if n, ok := leadingCount(head); ok {
+			if _, err := io.Copy(io.Discard, answer); err != nil {
+				return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
+			}
+			return n, nil
+		}
+	}
+	rest, err := io.ReadAll(answer)
 	if err != nil {
 		return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
 	}
+	rb := append(head, rest...)
 	if resp.StatusCode != http.StatusOK {
 		return 0, &tokenizeStatusError{status: resp.StatusCode, body: clipBody(rb)}
 	}
@@ -340,6 +359,10 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 	}
 	return *r.Count, nil
 }
+
+// countHead is the answer's bytes read before the count is looked for:
+// {"count": and ten digits fit, with the byte after them.
+const countHead = 32
 
 // leadingCount reads the count of an answer that starts with it, as
 // vLLM's and the built-in engine's do ({"count":N,...,"tokens":[...]}),

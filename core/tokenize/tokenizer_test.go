@@ -345,3 +345,42 @@ func TestChatKeyTellsToolChatsApart(t *testing.T) {
 		seen[k] = name
 	}
 }
+
+// The count is read from each shape an engine may answer: count first
+// with a long token array after it (read and dropped), count after the
+// tokens (decoded), and an error status keeps its body for the message.
+func TestEngineTokenizerReadsEachAnswerShape(t *testing.T) {
+	t.Parallel()
+	ids := strings.TrimSuffix(strings.Repeat("12345,", 50000), ",")
+	answers := map[string]struct {
+		status int
+		body   string
+	}{
+		"lead":  {http.StatusOK, `{"count":50000,"max_model_len":8192,"tokens":[` + ids + `]}`},
+		"trail": {http.StatusOK, `{"tokens":[1,2,3],"count":3}`},
+		"short": {http.StatusOK, `{"count":7}`},
+		"bad":   {http.StatusBadRequest, `{"error":"the prompt is too long for this model"}`},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b struct{ Prompt string }
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		a := answers[b.Prompt]
+		w.WriteHeader(a.status)
+		io.WriteString(w, a.body)
+	}))
+	t.Cleanup(srv.Close)
+	tok := newEngineTokenizer(srv.URL+"/v1", "", "m")
+	for prompt, want := range map[string]int{"lead": 50000, "trail": 3, "short": 7} {
+		got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{prompt}})
+		if err != nil {
+			t.Fatalf("%s: %v", prompt, err)
+		}
+		if got.Texts[0] != want {
+			t.Errorf("%s: count %d, want %d", prompt, got.Texts[0], want)
+		}
+	}
+	_, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"bad"}})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") || !strings.Contains(err.Error(), "too long for this model") {
+		t.Errorf("error status: got %v, want HTTP 400 with the engine's message", err)
+	}
+}
