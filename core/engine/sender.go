@@ -71,7 +71,7 @@ func New(cfg Config) (*Sender, error) {
 		return nil, errors.New("engine: base URL is empty; expected e.g. http://localhost:8000")
 	}
 	if cfg.Model == "" {
-		return nil, errors.New("engine: model is empty; pass one or find it with DetectModel")
+		return nil, errors.New("engine: model is empty; pass one or find it with profile.DetectModel")
 	}
 	base := NormalizeURL(cfg.BaseURL)
 	u, err := url.Parse(base)
