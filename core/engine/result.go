@@ -33,7 +33,9 @@ type Result struct {
 
 	InputTokens  int // usage.prompt_tokens, 0 if absent
 	OutputTokens int // usage.completion_tokens if > 0, else Chunks
-	CachedTokens int // usage.prompt_tokens_details.cached_tokens, 0 if absent
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens, else
+	// llama.cpp's timings.cache_n; 0 if both are absent.
+	CachedTokens int
 	// UsageOutputTokens is usage.completion_tokens as the engine reported
 	// it, 0 if absent: unlike OutputTokens it never falls back to Chunks,
 	// so a reader can tell a count from an estimate.

@@ -35,7 +35,12 @@ type chunk struct {
 	Model   json.RawMessage `json:"model"`
 	Choices []choice        `json:"choices"`
 	Usage   usage           `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	// Timings is llama.cpp server's per-request timing, in its final
+	// chunk; cache_n is the prompt tokens its slot took from the cache.
+	Timings struct {
+		CacheN tokenCount `json:"cache_n"` // -1 = absent (set by reset)
+	} `json:"timings"`
+	Error json.RawMessage `json:"error"`
 }
 
 type choice struct {
@@ -158,6 +163,7 @@ func (c *chunk) reset() {
 	c.Choices = c.Choices[:0]
 	c.Usage = usage{}
 	c.Usage.PromptTokensDetails.CachedTokens = -1
+	c.Timings.CacheN = -1
 	c.Error = c.Error[:0]
 }
 
@@ -404,8 +410,11 @@ func (st *stream) decode(payload []byte) (bool, error) {
 	if c.Usage.CompletionTokens > 0 {
 		st.outputTokens = int(c.Usage.CompletionTokens)
 	}
-	if c.Usage.PromptTokensDetails.CachedTokens >= 0 {
+	switch {
+	case c.Usage.PromptTokensDetails.CachedTokens >= 0:
 		st.cachedTokens = int(c.Usage.PromptTokensDetails.CachedTokens)
+	case c.Timings.CacheN >= 0: // llama.cpp's, when usage does not say
+		st.cachedTokens = int(c.Timings.CacheN)
 	}
 	// Every chunk repeats the id and the model: the first one is kept.
 	if len(st.responseID) == 0 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -454,5 +455,31 @@ func TestStreamChunkTimes(t *testing.T) {
 		if diff := cmp.Diff(tc.want, res.ChunkTimes); diff != "" {
 			t.Errorf("max %d: ChunkTimes (-want +got):\n%s", tc.max, diff)
 		}
+	}
+}
+
+// TestCachedTokensFromLlamaCppTimings: llama.cpp's server reports the
+// prompt tokens its slot reused in timings.cache_n, usage's
+// cached_tokens only in recent builds; the usage count wins when both are
+// there.
+func TestCachedTokensFromLlamaCppTimings(t *testing.T) {
+	t.Parallel()
+	withUsage := strings.Replace(llamacppFinal, `"total_tokens":340}`, `"total_tokens":340,"prompt_tokens_details":{"cached_tokens":12}}`, 1)
+	for _, tt := range []struct {
+		name, final string
+		want        int
+	}{
+		{"timings only", llamacppFinal, 13},
+		{"usage and timings", withUsage, 12},
+		{"neither", usageChunk(14, 326), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, sseHandler(chatChunk("Hello"), tt.final, done))
+			res := newSender(t, srv.URL).Send(context.Background(), chatRequest("r0"))
+			if !res.Success || res.CachedTokens != tt.want || res.InputTokens != 14 {
+				t.Errorf("cached %d, input %d (success %v, %s); want cached %d, input 14", res.CachedTokens, res.InputTokens, res.Success, res.Error, tt.want)
+			}
+		})
 	}
 }

@@ -109,12 +109,19 @@ type Profile struct {
 }
 
 // ReportsCachedTokens says whether the engine's responses carry the
-// number of cached prompt tokens where lmbench reads it (usage's
-// prompt_tokens_details; llama.cpp's timings.cache_n is not read).
-func (p Profile) ReportsCachedTokens() bool { return p.CachedTokens == usageCached }
+// number of cached prompt tokens where lmbench reads it: usage's
+// prompt_tokens_details, or llama.cpp's timings.cache_n (core/engine
+// reads both).
+func (p Profile) ReportsCachedTokens() bool {
+	return p.CachedTokens == usageCached || p.CachedTokens == timingsCached
+}
 
 const (
 	usageCached = "usage.prompt_tokens_details.cached_tokens"
+	// timingsCached is llama.cpp server's: the final chunk's timings
+	// object (cache_n, prompt_n, prompt_ms, predicted_n, predicted_ms...;
+	// tools/server/README.md, server-task.cpp's result_timings).
+	timingsCached = "timings.cache_n"
 	vllmReset   = "needs the engine started with VLLM_SERVER_DEV_MODE=1"
 )
 
@@ -146,7 +153,7 @@ var profiles = map[Kind]Profile{
 		Extras: Extras{Seed: true}},
 	LlamaCpp: {Kind: LlamaCpp, Name: "llama.cpp server",
 		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeLlamaCpp, Chat: "/apply-template"},
-		CachedTokens: "timings.cache_n", CachedNote: "per slot: a request reuses only the prompt its slot last held",
+		CachedTokens: timingsCached, CachedNote: "per slot: a request reuses only the prompt its slot last held",
 		Metrics: "llamacpp:", MetricsNote: "only when started with --metrics",
 		Reset:  Reset{Method: "POST", Path: "/slots/{id}?action=erase", Note: "one slot at a time, ids 0 to the server's total_slots-1"},
 		Extras: Extras{IgnoreEOS: true, Seed: true}},

@@ -177,3 +177,17 @@ func TestCountOf(t *testing.T) {
 		t.Error("CountOf read a count from an error")
 	}
 }
+
+// TestLlamaCppCachedTokensAreRead: llama.cpp's timings.cache_n is read,
+// so its probe says the ledger counts them.
+func TestLlamaCppCachedTokensAreRead(t *testing.T) {
+	t.Parallel()
+	p, _ := ForKind(LlamaCpp)
+	if !p.ReportsCachedTokens() {
+		t.Fatalf("llama.cpp's profile (%s) does not report cached tokens", p.CachedTokens)
+	}
+	r := Report{Profile: p}
+	if text := r.Text("x"); !strings.Contains(text, "can:    cached prompt tokens reported in timings.cache_n") {
+		t.Errorf("probe text:\n%s", text)
+	}
+}
