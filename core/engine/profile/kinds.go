@@ -122,7 +122,7 @@ const (
 	// object (cache_n, prompt_n, prompt_ms, predicted_n, predicted_ms...;
 	// tools/server/README.md, server-task.cpp's result_timings).
 	timingsCached = "timings.cache_n"
-	vllmReset   = "needs the engine started with VLLM_SERVER_DEV_MODE=1"
+	vllmReset     = "needs the engine started with VLLM_SERVER_DEV_MODE=1"
 )
 
 // profiles are the static facts per kind, read from each engine's
@@ -144,7 +144,7 @@ var profiles = map[Kind]Profile{
 			Note: vllmReset + "; it empties vLLM's GPU prefix cache, not LMCache's CPU and disk tiers"},
 		Extras: Extras{IgnoreEOS: true, MinTokens: true, Seed: true}},
 	SGLang: {Kind: SGLang, Name: "SGLang",
-		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeSGLang},
+		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeSGLang, Chat: "/tokenize"},
 		CachedTokens: usageCached, CachedNote: "only when the engine was started with --enable-cache-report (its native API: meta_info.cached_tokens)",
 		Metrics: "sglang:", MetricsNote: "only when started with --enable-metrics",
 		Reset:  Reset{Method: "POST", Path: "/flush_cache", Note: "refused while requests are running"},
