@@ -240,6 +240,9 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 		Version: p.Version, TagKeys: p.TagKeys, ScoreKeys: p.ScoreKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
 	}
+	if p.EngineProfile != nil {
+		x.run.Engine, _ = json.Marshal(p.EngineProfile) // plain strings and bools: it cannot fail
+	}
 	if p.Shard != nil {
 		sh := *p.Shard
 		if !sh.StartAt.IsZero() {
