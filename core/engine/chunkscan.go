@@ -75,6 +75,8 @@ func (ch *choice) decodeFast(s *scanner) bool {
 			return once(&seen, 2) && s.raw(&ch.Text)
 		case "finish_reason":
 			return once(&seen, 4) && s.raw(&ch.FinishReason)
+		case "logprobs":
+			return once(&seen, 8) && s.raw(&ch.Logprobs)
 		}
 		return s.skipUnknown(key)
 	})

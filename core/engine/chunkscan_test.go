@@ -90,7 +90,7 @@ func equalChunks(a, b *chunk) bool {
 	}
 	for i := range a.Choices {
 		x, y := &a.Choices[i], &b.Choices[i]
-		if !equalRaw(x.Text, y.Text) || !equalRaw(x.FinishReason, y.FinishReason) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
+		if !equalRaw(x.Text, y.Text) || !equalRaw(x.FinishReason, y.FinishReason) || !equalRaw(x.Logprobs, y.Logprobs) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
 			!equalRaw(x.Delta.ReasoningContent, y.Delta.ReasoningContent) || !equalRaw(x.Delta.Reasoning, y.Delta.Reasoning) ||
 			len(x.Delta.ToolCalls) != len(y.Delta.ToolCalls) {
 			return false

@@ -57,6 +57,11 @@ type Result struct {
 	FinishReason  string
 	ResponseID    string
 	ResponseModel string
+
+	// Logprobs are the first Request.TopLogprobs tokens' log-probabilities
+	// and their top alternatives, where the engine returned them; nil
+	// when not asked or not returned.
+	Logprobs []TokenLogprob
 }
 
 // MaxChunkTimes caps Result.ChunkTimes: 16,384 offsets (128 KiB) per
