@@ -297,6 +297,11 @@ func TestKilledHostReexportFromJournal(t *testing.T) {
 	if got := summary["results"].(map[string]any)["total_requests"]; got != float64(measured) {
 		t.Errorf("computed summary total_requests %v, journal has %d measured", got, measured)
 	}
+	// The engine block comes back from the journal's header: what
+	// lmbench found the engine to be, not only what the records say.
+	if eng, _ := summary["engine"].(map[string]any); eng == nil || eng["kind"] != "unknown" || eng["detected_from"] == nil {
+		t.Errorf("computed summary's engine block = %v, want the run's (kind unknown)", summary["engine"])
+	}
 	t.Logf("answered before snapshot %d, at kill %d, exported %d (%d measured)", len(finished), len(atKill), len(exported), measured)
 }
 

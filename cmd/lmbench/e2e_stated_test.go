@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,11 @@ func TestStatedPromptTokensInCSVAndParquet(t *testing.T) {
 			"--sim-tokens-per-gb", "4096", "--ldqa-document-length", "300", "--ldqa-query-per-document", "2"}, false},
 		{"random-prefill, an open loop", []string{"--workload", "random-prefill", "--tokens-per-gb-kvcache", "1000",
 			"--rp-num-requests", "12", "--rp-request-length", "80", "--rp-rate", "200"}, true},
+		// Measured rounds carry the engine's earlier answers: each is
+		// counted, whole, when its session's last answer arrives.
+		{"multi-round-chat, rounds carrying answers", []string{"--workload", "multi-round-chat", "--tokens-per-gb-kvcache", "600",
+			"--kv-cache-volume", "1", "--mrc-shared-prompt-length", "40", "--mrc-chat-history-length", "60", "--mrc-user-input-length", "8",
+			"--mrc-output-length", "6", "--mrc-qps", "20", "--mrc-duration", "1", "--mrc-max-rounds", "3"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +52,19 @@ func TestStatedPromptTokensInCSVAndParquet(t *testing.T) {
 				}
 			}
 			checkStatedAgree(t, out, journal)
+			if strings.HasPrefix(tt.name, "multi-round-chat") {
+				recs := readJournal(t, journal).Records
+				checkStatedIsEngines(t, recs, nil) // the built-in engine's usage counts the chat as its /tokenize does
+				rounds := 0
+				for _, r := range recs {
+					if r.Tags["round"] != "" && r.Tags["round"] != "0" {
+						rounds++
+					}
+				}
+				if rounds == 0 {
+					t.Error("no measured round carried an earlier answer: the test shows nothing")
+				}
+			}
 		})
 	}
 	// Version 2 journals of earlier runs re-export with the columns:

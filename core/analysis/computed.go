@@ -24,7 +24,8 @@ func Summarize(run record.Run, recs []record.Record) record.Summary {
 	cfg := report.Config{Model: run.Model, Workload: run.Workload, OutputDir: run.OutputDir, Percentiles: final.Percentiles,
 		Tokenizer: config.ReadRecorded(run.Config).Tokenizer, Sim: report.SimSettings(run.Config),
 		Options: report.WorkloadSettings(run.Config, config.IsRunKey)}
-	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: hasSchedule}
+	rep := report.Run{ID: run.ID, Version: run.Version, Interrupted: true, HasSchedule: hasSchedule,
+		EngineProfile: report.ParseEngineProfile(run.Engine)}
 	return report.Summary(cfg, rep, final)
 }
 

@@ -96,7 +96,7 @@ func (b Job) plan(sender dispatch.Sender) Plan {
 		RequestedRate: b.requestedRate(), MaxConcurrency: b.maxConcurrency(),
 		IgnoreEOS: s.Load.IgnoreEOS, Shard: b.Shard, BeforePhase: b.BeforePhase,
 		NewDir: s.Output.Auto, Overwrite: s.Output.Overwrite,
-		RecordOutputs: s.Output.RecordOutputs, ScoreKeys: w.Desc.ScoreKeys, DecodeSeed: decodeSeed(w.Desc, s.Seed),
+		RecordOutputs: s.Output.RecordOutputs, RecordLogprobs: s.Output.RecordLogprobs, ScoreKeys: w.Desc.ScoreKeys, DecodeSeed: decodeSeed(w.Desc, s.Seed),
 	}
 }
 

@@ -18,7 +18,7 @@ func (p *Prepared) EngineProfile() *report.EngineProfile {
 	out := &report.EngineProfile{Kind: string(pr.Kind), Name: pr.Name, Version: pr.Version, DetectedFrom: pr.DetectedFrom,
 		Tokenizer: pr.Tokenizer.Path, Metrics: pr.Metrics,
 		IgnoreEOS: pr.Extras.IgnoreEOS, MinTokens: pr.Extras.MinTokens, Seed: pr.Extras.Seed}
-	if pr.ReportsCachedTokens() { // where lmbench reads them; llama.cpp's timings are not read
+	if pr.ReportsCachedTokens() { // where lmbench reads them
 		out.CachedTokens = pr.CachedTokens
 	}
 	if pr.Reset.Path != "" {

@@ -21,6 +21,7 @@ import (
 	"github.com/lmbench/lmbench/core/abort"
 	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/dispatch"
+	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/export"
 	"github.com/lmbench/lmbench/core/failure"
 	"github.com/lmbench/lmbench/core/kvcache"
@@ -115,6 +116,9 @@ type Plan struct {
 	// (--record-outputs): in the journal and the exporters' files.
 	// Without it the text reaches only a workload that wants it.
 	RecordOutputs bool
+	// RecordLogprobs (K; 0: none) asks for the log-probabilities of each
+	// answer's first K tokens and keeps them beside its text.
+	RecordLogprobs int
 	// ScoreKeys are the scores the workload gives answers (its
 	// description's); with the Scores capability the exporters get each
 	// record once its scores are in.
@@ -183,7 +187,7 @@ func Execute(ctx context.Context, p Plan) (*Result, error) {
 	defer cancelRun(nil)
 	obs := x.observer(ctx, runCtx)
 	tr := dispatch.New(ctx, p.Sender, obs.header())
-	tr.IgnoreEOS, tr.Seed = p.IgnoreEOS, p.DecodeSeed
+	tr.IgnoreEOS, tr.Seed, tr.TopLogprobs = p.IgnoreEOS, p.DecodeSeed, p.RecordLogprobs
 	defer tr.Close()
 	obs.cache = startCache(runCtx, p)
 	defer watchHurry(p.Hurry, tr, p.Log)()
@@ -226,6 +230,9 @@ func openRun(ctx context.Context, p Plan) (*execution, error) {
 		ID: x.res.RunID, Workload: p.Report.Workload, Model: p.Report.Model, OutputDir: p.Report.OutputDir,
 		Version: p.Version, TagKeys: p.TagKeys, ScoreKeys: p.ScoreKeys, Config: p.Config, Started: wallStart,
 		RequestedRate: p.RequestedRate,
+	}
+	if p.EngineProfile != nil {
+		x.run.Engine, _ = json.Marshal(p.EngineProfile) // plain strings and bools: it cannot fail
 	}
 	if p.Shard != nil {
 		sh := *p.Shard
@@ -621,6 +628,7 @@ func (o *observer) Finished(f *runloop.Finished[dispatch.Measured]) error {
 	rec.ChunkOffsetsTruncated = rec.Chunks > int64(len(rec.ChunkOffsetsUs))
 	if o.outputs {
 		rec.OutputText = r.Text
+		rec.OutputLogprobs = logprobsJSON(r.Logprobs)
 	}
 	o.cache.observe(rec, f.Req)
 	o.streams.observe(rec, f.Req)
@@ -748,4 +756,17 @@ func leaves(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// logprobsJSON is the record's form of an answer's log-probabilities
+// ("" for none).
+func logprobsJSON(lps []engine.TokenLogprob) string {
+	if len(lps) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(lps)
+	if err != nil {
+		return "" // strings and finite floats; NaN from an engine is not kept
+	}
+	return string(b)
 }

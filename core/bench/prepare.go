@@ -10,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
-	"github.com/lmbench/lmbench/core/engine"
 	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/kvcache"
 	"github.com/lmbench/lmbench/core/lmcache"
@@ -171,9 +170,9 @@ func (p *Prepared) findModel(ctx context.Context, s Setup, log zerolog.Logger) e
 	p.Model = s.Model
 	if p.Model == "" {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		model, err := engine.DetectModel(dctx, p.Engine.Base, p.APIKey, nil)
+		model, err := profile.DetectModel(dctx, p.Engine.Base, p.APIKey, nil)
 		cancel()
-		var many *engine.ManyModelsError
+		var many *profile.ManyModelsError
 		if errors.As(err, &many) {
 			return config.UsageError{Err: err} // a choice the command line has to make
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/report"
 	"github.com/lmbench/lmbench/core/tokenize"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -26,7 +27,7 @@ func (p *Prepared) tokenizer(ctx context.Context, s Setup, origin string, log ze
 		p.Tokenizer = tokenize.Words
 		return nil, nil
 	}
-	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.Engine.Base, p.APIKey, p.Served, log)
+	tok, name, err := tokenize.Resolve(ctx, s.Tokenizer, origin, p.tokenizerTarget(), log)
 	if err != nil {
 		return nil, err
 	}
@@ -41,4 +42,15 @@ func (p *Prepared) sizing() *report.Sizing {
 	}
 	s := p.Sizing.Sizing()
 	return &report.Sizing{Seconds: s.Seconds, EngineCalls: s.EngineCalls}
+}
+
+// tokenizerTarget is the engine's tokenizer as its profile has it; an
+// engine lmbench does not recognise is asked in vLLM's shape.
+func (p *Prepared) tokenizerTarget() tokenize.Target {
+	t := tokenize.Target{Base: p.Engine.Base, APIKey: p.APIKey, Model: p.Served}
+	if k := p.Profile.Kind; k != "" && k != profile.Unknown {
+		tok := p.Profile.Tokenizer
+		t.Tokenizer = &tok
+	}
+	return t
 }

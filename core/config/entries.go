@@ -61,6 +61,9 @@ func (s *Spec) Entries(f Found) []Entry {
 		// Recorded, so a reader of the run knows its files hold the answers.
 		out = append(out, Entry{Key: keyRecordOutputs, Value: true})
 	}
+	if s.Output.RecordLogprobs > 0 {
+		out = append(out, Entry{Key: keyRecordLogprobs, Value: int64(s.Output.RecordLogprobs)})
+	}
 	return out
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,6 +20,12 @@ const (
 // (each is given a directory of its own, which lmbench merge reads).
 func (s *Spec) output(v *Values) error {
 	s.Output = ReadOutput(v)
+	if k := s.Output.RecordLogprobs; k < 0 || k > 20 {
+		return fmt.Errorf("%s: must be between 0 (none) and 20 (OpenAI's top_logprobs limit), got %d", v.Origin(keyRecordLogprobs), k)
+	}
+	if s.Output.RecordLogprobs > 0 && !s.Output.RecordOutputs {
+		return fmt.Errorf("%s %d: keeps the log-probabilities of recorded answers; add --record-outputs", v.Origin(keyRecordLogprobs), s.Output.RecordLogprobs)
+	}
 	if s.Output.Dir != "" {
 		return nil
 	}

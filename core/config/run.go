@@ -40,6 +40,7 @@ const (
 	KeyJSON           = "json"
 	keyQuiet          = "quiet"
 	keyRecordOutputs  = "record_outputs"
+	keyRecordLogprobs = "record_logprobs"
 	KeyLogLevel       = "log_level"
 	KeyLogFormat      = "log_format"
 	keyDrain          = "drain_timeout"
@@ -173,6 +174,8 @@ func generalOptions() []Option {
 			Help: "Suppress the progress display."},
 		{Key: keyRecordOutputs, Type: tBool, Default: false, Label: "Record outputs", Group: GeneralGroup, Advanced: true,
 			Help: "Keep each answer's text in the journal and the exporters' files (output_text), so lmbench compare can check two runs answered alike. Off by default: it costs about the answers' size (4 bytes a token) per request; without it no answer text is kept anywhere."},
+		{Key: keyRecordLogprobs, Type: tInt, Default: int64(0), Label: "Record log-probabilities", Group: GeneralGroup, Advanced: true,
+			Help: "With --record-outputs, ask the engine for the top K log-probabilities of each answer's first K tokens (OpenAI's logprobs and top_logprobs) and keep them where it returns them (output_logprobs); 0 (the default) asks for none. About 30 bytes per token per alternative; 1 to 20."},
 		{Key: KeyLogLevel, Type: tEnum, Enum: []string{"trace", "debug", "info", "warn", "error"}, Default: "info",
 			Label: "Log level", Group: GeneralGroup, Advanced: true, Help: "Log level."},
 		{Key: KeyLogFormat, Type: tEnum, Enum: []string{"auto", "console", "json"}, Default: "auto",

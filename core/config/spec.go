@@ -87,8 +87,10 @@ type Output struct {
 	JSON      bool // bench_summary.json
 	Quiet     bool // no progress display
 	// RecordOutputs keeps each answer's text in the journal and the
-	// exporters' records (--record-outputs).
-	RecordOutputs bool
+	// exporters' records (--record-outputs); RecordLogprobs (K, 0: none)
+	// the top K log-probabilities of its first K tokens too.
+	RecordOutputs  bool
+	RecordLogprobs int
 }
 
 // Limits are the request limits and the abort policy.
@@ -302,7 +304,8 @@ func ReadLoad(v *Values) (Load, error) {
 // Dir is "" when --output-dir was not given (Build then picks one).
 func ReadOutput(v *Values) Output {
 	return Output{Dir: v.String(KeyOutputDir), Origin: v.Origin(KeyOutputDir), Overwrite: v.Bool(keyOverwrite),
-		CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet), RecordOutputs: v.Bool(keyRecordOutputs)}
+		CSV: !v.Bool(keyNoCSV), JSON: v.Bool(KeyJSON), Quiet: v.Bool(keyQuiet), RecordOutputs: v.Bool(keyRecordOutputs),
+		RecordLogprobs: int(v.Int(keyRecordLogprobs))}
 }
 
 // CheckShareable checks the run-wide concurrency cap can be divided among

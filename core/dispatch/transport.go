@@ -46,6 +46,9 @@ type Transport struct {
 	// Seed, when set, goes with every request (a workload that asked for
 	// deterministic decoding).
 	Seed *int64
+	// TopLogprobs asks every request for its first tokens'
+	// log-probabilities (--record-logprobs; 0: none).
+	TopLogprobs int
 }
 
 var _ runloop.Sleeper = (*Transport)(nil)
@@ -68,6 +71,7 @@ func (t *Transport) Now() time.Time { return time.Now() }
 func (t *Transport) Send(out *runloop.Outgoing) {
 	req := engineRequest(out)
 	req.IgnoreEOS = req.IgnoreEOS || t.IgnoreEOS
+	req.TopLogprobs = t.TopLogprobs
 	if t.Seed != nil {
 		req.Seed, req.HasSeed = *t.Seed, true
 	}

@@ -25,6 +25,13 @@ func (c *chunk) decodeFast(b []byte) bool {
 			return once(&seen, 8) && s.raw(&c.ID)
 		case "model":
 			return once(&seen, 16) && s.raw(&c.Model)
+		case "timings":
+			return once(&seen, 32) && (s.null() || s.object(func(key []byte) bool {
+				if string(key) == "cache_n" {
+					return once(&seen, 64) && s.tokens(&c.Timings.CacheN)
+				}
+				return s.skipUnknown(key)
+			}))
 		}
 		return s.skipUnknown(key)
 	})
@@ -68,6 +75,8 @@ func (ch *choice) decodeFast(s *scanner) bool {
 			return once(&seen, 2) && s.raw(&ch.Text)
 		case "finish_reason":
 			return once(&seen, 4) && s.raw(&ch.FinishReason)
+		case "logprobs":
+			return once(&seen, 8) && s.raw(&ch.Logprobs)
 		}
 		return s.skipUnknown(key)
 	})

@@ -9,6 +9,7 @@ import (
 )
 
 var chunkSeeds = []string{
+	llamacppFinal,
 	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`,
 	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" hi"},"logprobs":null,"finish_reason":null}]}`,
 	`{"choices":[{"delta":{"content":null,"reasoning_content":"a\nb \u00e9 \ud83c\udf89"}}]}`,
@@ -71,14 +72,25 @@ const (
 // equalRaw compares raw JSON values the way our code uses them.
 func equalRaw(a, b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) }
 
+// llamacppFinal is llama.cpp server's last chunk of a chat stream
+// (tools/server/server-task.cpp's to_json_oaicompat_chat_stream): the
+// usage without cached tokens (builds before they were added there) and
+// its timings, whose cache_n is the prompt tokens taken from the slot's
+// cache.
+const llamacppFinal = `{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"created":1758777191,` +
+	`"id":"chatcmpl-L2v2Gl6N","model":"gpt-3.5-turbo","system_fingerprint":"b6510-703f9e32","object":"chat.completion.chunk",` +
+	`"usage":{"completion_tokens":326,"prompt_tokens":14,"total_tokens":340},` +
+	`"timings":{"cache_n":13,"prompt_n":1,"prompt_ms":20.325,"prompt_per_token_ms":20.325,"prompt_per_second":49.2,` +
+	`"predicted_n":326,"predicted_ms":3084.1,"predicted_per_token_ms":9.46,"predicted_per_second":105.7}}`
+
 func equalChunks(a, b *chunk) bool {
-	if a.Usage != b.Usage || !equalRaw(a.Error, b.Error) || !equalRaw(a.ID, b.ID) || !equalRaw(a.Model, b.Model) ||
+	if a.Usage != b.Usage || a.Timings != b.Timings || !equalRaw(a.Error, b.Error) || !equalRaw(a.ID, b.ID) || !equalRaw(a.Model, b.Model) ||
 		len(a.Choices) != len(b.Choices) {
 		return false
 	}
 	for i := range a.Choices {
 		x, y := &a.Choices[i], &b.Choices[i]
-		if !equalRaw(x.Text, y.Text) || !equalRaw(x.FinishReason, y.FinishReason) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
+		if !equalRaw(x.Text, y.Text) || !equalRaw(x.FinishReason, y.FinishReason) || !equalRaw(x.Logprobs, y.Logprobs) || !equalRaw(x.Delta.Content, y.Delta.Content) ||
 			!equalRaw(x.Delta.ReasoningContent, y.Delta.ReasoningContent) || !equalRaw(x.Delta.Reasoning, y.Delta.Reasoning) ||
 			len(x.Delta.ToolCalls) != len(y.Delta.ToolCalls) {
 			return false
@@ -148,7 +160,7 @@ func TestDecodeFastCoversEngines(t *testing.T) {
 		{chunkSeeds[5], true}, {chunkSeeds[7], true}, {chunkSeeds[9], true},
 		{`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":"stop","stop_reason":null}]}`, true},
 		{`{"usage":{"prompt_tokens":500.0,"completion_tokens":20.0,"prompt_tokens_details":{"cached_tokens":448.0}}}`, true}, // whole floats
-		{vllmToolStart, true}, {vllmToolArgs, true},
+		{vllmToolStart, true}, {vllmToolArgs, true}, {llamacppFinal, true},
 		{`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"f","arguments":""}}]}}]}`, true},
 		{`{"choices":[{"delta":{"tool_calls":[null,{"function":null}]}}]}`, true},
 		{`{"choices":[{"delta":{"tool_calls":[{"ID":"x"}]}}]}`, false},                           // case-folded key

@@ -22,7 +22,5 @@
 // are assembled from their deltas into [Result].ToolCalls, and count as
 // output for the first-token time, the chunk count and the ITL.
 //
-// [DetectModel] asks the engine for its model (GET {base}/models) when the
-// user passed none; an engine serving several is an error listing them.
-// [ListModels] is the whole list.
+// The model list (DetectModel, ListModels) is core/engine/profile's.
 package engine

@@ -54,6 +54,11 @@ type Request struct {
 	// the engine takes one (vLLM, SGLang), besides temperature 0.
 	Seed    int64
 	HasSeed bool
+	// TopLogprobs, when > 0, asks for the log-probabilities of the answer's
+	// tokens with that many alternatives each (chat: "logprobs":true,
+	// "top_logprobs":K; completions: "logprobs":K), and keeps those of
+	// its first TopLogprobs tokens (Result.Logprobs).
+	TopLogprobs int
 	// Tools the model may call (chat only).
 	Tools []Tool
 	// Header holds extra headers (e.g. traceparent); they replace defaults
@@ -113,6 +118,14 @@ func appendBody(dst, prefix []byte, r Request) ([]byte, error) {
 	if r.HasSeed {
 		dst = append(dst, `,"seed":`...)
 		dst = strconv.AppendInt(dst, r.Seed, 10)
+	}
+	if r.TopLogprobs > 0 {
+		if r.Completion {
+			dst = append(dst, `,"logprobs":`...)
+		} else {
+			dst = append(dst, `,"logprobs":true,"top_logprobs":`...)
+		}
+		dst = strconv.AppendInt(dst, int64(r.TopLogprobs), 10)
 	}
 	return append(dst, bodyTail...), nil
 }

@@ -33,7 +33,9 @@ type Result struct {
 
 	InputTokens  int // usage.prompt_tokens, 0 if absent
 	OutputTokens int // usage.completion_tokens if > 0, else Chunks
-	CachedTokens int // usage.prompt_tokens_details.cached_tokens, 0 if absent
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens, else
+	// llama.cpp's timings.cache_n; 0 if both are absent.
+	CachedTokens int
 	// UsageOutputTokens is usage.completion_tokens as the engine reported
 	// it, 0 if absent: unlike OutputTokens it never falls back to Chunks,
 	// so a reader can tell a count from an estimate.
@@ -55,6 +57,11 @@ type Result struct {
 	FinishReason  string
 	ResponseID    string
 	ResponseModel string
+
+	// Logprobs are the first Request.TopLogprobs tokens' log-probabilities
+	// and their top alternatives, where the engine returned them; nil
+	// when not asked or not returned.
+	Logprobs []TokenLogprob
 }
 
 // MaxChunkTimes caps Result.ChunkTimes: 16,384 offsets (128 KiB) per

@@ -71,7 +71,7 @@ func New(cfg Config) (*Sender, error) {
 		return nil, errors.New("engine: base URL is empty; expected e.g. http://localhost:8000")
 	}
 	if cfg.Model == "" {
-		return nil, errors.New("engine: model is empty; pass one or find it with DetectModel")
+		return nil, errors.New("engine: model is empty; pass one or find it with profile.DetectModel")
 	}
 	base := NormalizeURL(cfg.BaseURL)
 	u, err := url.Parse(base)
@@ -223,6 +223,7 @@ func (s *Sender) Send(ctx context.Context, req Request) (res Result) {
 
 	st := getStream(resp.Body, req.Completion, s.now)
 	defer putStream(st)
+	st.logprobsK = req.TopLogprobs
 	st.submit = res.Submit
 	st.watch = w
 	if err := st.run(); err != nil {
@@ -310,6 +311,7 @@ func (st *stream) fill(res *Result) {
 	res.Success = true
 	res.Text = string(st.text)
 	res.ToolCalls = st.toolCalls()
+	res.Logprobs = st.logprobs // not pooled: a new slice per request
 	res.Chunks = st.chunks
 	if len(st.times) > 0 {
 		res.ChunkTimes = slices.Clone(st.times) // one allocation per request

@@ -35,7 +35,12 @@ type chunk struct {
 	Model   json.RawMessage `json:"model"`
 	Choices []choice        `json:"choices"`
 	Usage   usage           `json:"usage"`
-	Error   json.RawMessage `json:"error"`
+	// Timings is llama.cpp server's per-request timing, in its final
+	// chunk; cache_n is the prompt tokens its slot took from the cache.
+	Timings struct {
+		CacheN tokenCount `json:"cache_n"` // -1 = absent (set by reset)
+	} `json:"timings"`
+	Error json.RawMessage `json:"error"`
 }
 
 type choice struct {
@@ -47,6 +52,7 @@ type choice struct {
 	} `json:"delta"`
 	Text         json.RawMessage `json:"text"`
 	FinishReason json.RawMessage `json:"finish_reason"`
+	Logprobs     json.RawMessage `json:"logprobs"` // kept when Request.TopLogprobs asks
 }
 
 // toolCallDelta is one entry of delta.tool_calls: a piece of the call at
@@ -153,11 +159,13 @@ func (c *chunk) reset() {
 		ch.Delta.ToolCalls = tcs[:0]
 		ch.Text = ch.Text[:0]
 		ch.FinishReason = ch.FinishReason[:0]
+		ch.Logprobs = ch.Logprobs[:0]
 	}
 	c.ID, c.Model = c.ID[:0], c.Model[:0]
 	c.Choices = c.Choices[:0]
 	c.Usage = usage{}
 	c.Usage.PromptTokensDetails.CachedTokens = -1
+	c.Timings.CacheN = -1
 	c.Error = c.Error[:0]
 }
 
@@ -188,10 +196,14 @@ type stream struct {
 	inputTokens  int
 	outputTokens int
 	cachedTokens int
-	dataLines    int
-	eventError   bool // the current event was announced as "event: error"
-	done         bool // [DONE] seen
-	finish       time.Time
+	// logprobsK is how many tokens' log-probabilities to keep (0: none);
+	// logprobs are those kept so far.
+	logprobsK  int
+	logprobs   []TokenLogprob
+	dataLines  int
+	eventError bool // the current event was announced as "event: error"
+	done       bool // [DONE] seen
+	finish     time.Time
 
 	// times are the arrival offsets of the first maxTimes chunks with
 	// output; the buffer is pooled and copied into the Result.
@@ -404,8 +416,11 @@ func (st *stream) decode(payload []byte) (bool, error) {
 	if c.Usage.CompletionTokens > 0 {
 		st.outputTokens = int(c.Usage.CompletionTokens)
 	}
-	if c.Usage.PromptTokensDetails.CachedTokens >= 0 {
+	switch {
+	case c.Usage.PromptTokensDetails.CachedTokens >= 0:
 		st.cachedTokens = int(c.Usage.PromptTokensDetails.CachedTokens)
+	case c.Timings.CacheN >= 0: // llama.cpp's, when usage does not say
+		st.cachedTokens = int(c.Timings.CacheN)
 	}
 	// Every chunk repeats the id and the model: the first one is kept.
 	if len(st.responseID) == 0 {
@@ -419,12 +434,17 @@ func (st *stream) decode(payload []byte) (bool, error) {
 	}
 	ch := &c.Choices[0]
 	st.finishReason = setString(st.finishReason, ch.FinishReason)
+	var err error
+	if len(st.logprobs) < st.logprobsK && len(ch.Logprobs) > 0 && !isNull(ch.Logprobs) {
+		if st.logprobs, err = appendLogprobs(st.logprobs, ch.Logprobs, st.completion, st.logprobsK); err != nil {
+			return false, malformed(payload, err)
+		}
+	}
 	raw := ch.Text
 	if !st.completion {
 		raw = firstPresent(ch.Delta.Content, ch.Delta.ReasoningContent, ch.Delta.Reasoning)
 	}
 	before := len(st.text)
-	var err error
 	st.text, err = appendUnquoted(st.text, raw)
 	if err != nil {
 		return false, malformed(payload, fmt.Errorf("content %w", err))

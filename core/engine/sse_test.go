@@ -2,7 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -454,5 +457,85 @@ func TestStreamChunkTimes(t *testing.T) {
 		if diff := cmp.Diff(tc.want, res.ChunkTimes); diff != "" {
 			t.Errorf("max %d: ChunkTimes (-want +got):\n%s", tc.max, diff)
 		}
+	}
+}
+
+// TestCachedTokensFromLlamaCppTimings: llama.cpp's server reports the
+// prompt tokens its slot reused in timings.cache_n, usage's
+// cached_tokens only in recent builds; the usage count wins when both are
+// there.
+func TestCachedTokensFromLlamaCppTimings(t *testing.T) {
+	t.Parallel()
+	withUsage := strings.Replace(llamacppFinal, `"total_tokens":340}`, `"total_tokens":340,"prompt_tokens_details":{"cached_tokens":12}}`, 1)
+	for _, tt := range []struct {
+		name, final string
+		want        int
+	}{
+		{"timings only", llamacppFinal, 13},
+		{"usage and timings", withUsage, 12},
+		{"neither", usageChunk(14, 326), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, sseHandler(chatChunk("Hello"), tt.final, done))
+			res := newSender(t, srv.URL).Send(context.Background(), chatRequest("r0"))
+			if !res.Success || res.CachedTokens != tt.want || res.InputTokens != 14 {
+				t.Errorf("cached %d, input %d (success %v, %s); want cached %d, input 14", res.CachedTokens, res.InputTokens, res.Success, res.Error, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogprobsKeptForTheFirstTokens: asked for K, the body asks the
+// engine for them in the mode's shape, and the first K tokens' are kept,
+// chat's and completions' alike.
+func TestLogprobsKeptForTheFirstTokens(t *testing.T) {
+	t.Parallel()
+	chat := func(tok string, lp float64) string {
+		return fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":%q},`+
+			`"logprobs":{"content":[{"token":%q,"logprob":%g,"bytes":[1],"top_logprobs":[{"token":%q,"logprob":%g,"bytes":[1]},{"token":"x","logprob":-9,"bytes":null}]}]},"finish_reason":null}]}`,
+			tok, tok, lp, tok, lp)
+	}
+	compl := `{"id":"c","object":"text_completion","model":"m","choices":[{"index":0,"text":"ab","logprobs":{"tokens":["a","b"],"token_logprobs":[-0.5,-1],` +
+		`"top_logprobs":[{"z":-3,"a":-0.5},{"b":-1,"y":-2}],"text_offset":[0,1]},"finish_reason":null}]}`
+	for _, tt := range []struct {
+		name       string
+		completion bool
+		payloads   []string
+		body       string
+		want       []TokenLogprob
+	}{
+		{"chat", false, []string{chat("Hel", -0.25), chat("lo", -0.5), chat("!", -1)}, `"logprobs":true,"top_logprobs":2`,
+			[]TokenLogprob{{"Hel", -0.25, []TopLogprob{{"Hel", -0.25}, {"x", -9}}}, {"lo", -0.5, []TopLogprob{{"lo", -0.5}, {"x", -9}}}}},
+		{"completions", true, []string{compl}, `"logprobs":2`,
+			[]TokenLogprob{{"a", -0.5, []TopLogprob{{"a", -0.5}, {"z", -3}}}, {"b", -1, []TopLogprob{{"b", -1}, {"y", -2}}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := make(chan string, 1)
+			h := sseHandler(append(tt.payloads, usageChunk(3, 3), done)...)
+			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				body <- string(b)
+				r.Body = io.NopCloser(strings.NewReader(""))
+				h(w, r)
+			}))
+			req := chatRequest("r0")
+			req.Completion, req.TopLogprobs = tt.completion, 2
+			res := newSender(t, srv.URL).Send(context.Background(), req)
+			if !res.Success {
+				t.Fatal(res.Error)
+			}
+			if b := <-body; !strings.Contains(b, tt.body) {
+				t.Errorf("body %s lacks %s", b, tt.body)
+			}
+			if d := cmp.Diff(tt.want, res.Logprobs); d != "" {
+				t.Errorf("logprobs (-want +got):\n%s", d)
+			}
+		})
+	}
+	srv := newServer(t, sseHandler(chat("Hel", -0.25), usageChunk(3, 1), done))
+	if res := newSender(t, srv.URL).Send(context.Background(), chatRequest("r1")); res.Logprobs != nil {
+		t.Errorf("not asked, kept %v", res.Logprobs)
 	}
 }

@@ -195,7 +195,8 @@ func (m Merge) summarize(g *merging, firstSummary json.RawMessage, out *Merged, 
 	}
 	cfg := mergedReportConfig(firstSummary, g.run, m.OutputDir, final.Percentiles)
 	rep := report.Run{ID: g.run.ID, Version: m.Version, Interrupted: out.Status != record.Completed, Status: out.Status,
-		Reason: out.Reason, Planned: planned, Sent: g.sent, Finished: measured, HasSchedule: hasSchedule, Shards: out.Parts}
+		Reason: out.Reason, Planned: planned, Sent: g.sent, Finished: measured, HasSchedule: hasSchedule, Shards: out.Parts,
+		EngineProfile: report.ParseEngineProfile(g.run.Engine)}
 	if out.Status == record.Aborted {
 		rep.Title = "a shard aborted"
 		if missing {

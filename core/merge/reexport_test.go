@@ -65,3 +65,35 @@ func TestReexportOfATornJournal(t *testing.T) {
 		t.Errorf("the exporters' summary is not marked interrupted: %+v", exp.summary)
 	}
 }
+
+// A killed run's summary, computed from its journal, has the engine
+// block its header recorded.
+func TestComputedSummaryKeepsTheEngine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), record.JournalName)
+	engine := `{"kind":"llamacpp","name":"llama.cpp server","version":"b6400","detected_from":"GET /props","cached_tokens":"timings.cache_n",` +
+		`"ignore_eos":true,"min_tokens":false,"seed":true,"can":["cache reset: POST /slots/{id}?action=erase"],"cannot":["x"]}`
+	j, err := record.CreateJournal(path, record.Run{ID: "r", Workload: "w", Model: "m", Config: json.RawMessage(`{}`), Engine: json.RawMessage(engine)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(&record.Record{RunID: "r", Phase: record.Measure, RequestID: "a", Success: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	_, sum, computed, err := ReadJournal(path)
+	if err != nil || !computed {
+		t.Fatalf("ReadJournal: computed %v, %v", computed, err)
+	}
+	var doc struct {
+		Engine map[string]any `json:"engine"`
+	}
+	if err := json.Unmarshal(sum.JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Engine["kind"] != "llamacpp" || doc.Engine["cached_tokens"] != "timings.cache_n" || doc.Engine["version"] != "b6400" {
+		t.Errorf("engine block = %v, want the header's", doc.Engine)
+	}
+}

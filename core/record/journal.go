@@ -328,6 +328,7 @@ type jsonRun struct {
 	RequestedRate float64         `json:"requested_rate,omitempty"`
 	Shard         *jsonShard      `json:"shard,omitempty"`
 	Merged        []jsonShard     `json:"merged_shards,omitempty"`
+	Engine        json.RawMessage `json:"engine,omitempty"`
 }
 
 type jsonShard struct {
@@ -364,7 +365,8 @@ func toJSONRun(r Run) *jsonRun {
 		cfg = json.RawMessage("{}")
 	}
 	j := &jsonRun{RunID: r.ID, Workload: r.Workload, Model: r.Model, OutputDir: r.OutputDir, Version: r.Version,
-		TagKeys: r.TagKeys, ScoreKeys: r.ScoreKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate}
+		TagKeys: r.TagKeys, ScoreKeys: r.ScoreKeys, Config: cfg, StartedUnixNs: unixNs(r.Started), RequestedRate: r.RequestedRate,
+		Engine: r.Engine}
 	if r.Shard != nil {
 		s := toJSONShard(*r.Shard)
 		j.Shard = &s
@@ -411,7 +413,8 @@ func decodeRun(version int, raw json.RawMessage) (Run, error) {
 		return Run{}, fmt.Errorf("run header: %v", err)
 	}
 	run := Run{ID: j.RunID, Workload: j.Workload, Model: j.Model, OutputDir: j.OutputDir, Version: j.Version,
-		TagKeys: j.TagKeys, ScoreKeys: j.ScoreKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate}
+		TagKeys: j.TagKeys, ScoreKeys: j.ScoreKeys, Config: j.Config, Started: fromUnixNs(j.StartedUnixNs), RequestedRate: j.RequestedRate,
+		Engine: j.Engine}
 	if j.Shard != nil {
 		s := fromJSONShard(*j.Shard)
 		run.Shard = &s

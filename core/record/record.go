@@ -56,6 +56,11 @@ type Run struct {
 	// Merged are the shards a merged run was made of (lmbench merge), by
 	// index; nil for a run that was not merged.
 	Merged []Shard
+	// Engine is the engine as lmbench found it (its profile: kind,
+	// version, what it reports), as JSON (core/report's EngineProfile),
+	// so a summary rebuilt from the journal has its engine block; nil:
+	// not known (journals before it was recorded).
+	Engine json.RawMessage
 }
 
 // Shard is one part of a sharded run: which one, the run it belongs to,

@@ -50,6 +50,9 @@ var recordFields = []recordField{
 	// Absent unless the run records outputs (--record-outputs) and the
 	// answer had text.
 	optionalStringField("output_text", func(r *Record) *string { return &r.OutputText }),
+	// Absent unless the run asked for log-probabilities (--record-logprobs)
+	// and the engine returned them; their JSON as a string.
+	optionalStringField("output_logprobs", func(r *Record) *string { return &r.OutputLogprobs }),
 	// Absent unless the workload scored the answer. A live journal keeps
 	// scores on "score" lines, written once the workload has judged the
 	// answer, and the reader puts them here; a journal rewritten from

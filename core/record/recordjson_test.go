@@ -18,6 +18,7 @@ func TestRecordFieldsCoverRecord(t *testing.T) {
 	r.ChunkOffsetsTruncated, r.StatedPromptTokens, r.Error = true, 2005, "cut short"
 	r.TargetTier = "blend"
 	r.OutputText, r.Scores = "The code is \"4832\".\n", map[string]float64{"exact": 0, "contains": 1}
+	r.OutputLogprobs = `[{"token":"The","logprob":-0.25,"top":[{"token":"The","logprob":-0.25}]}]`
 	v := reflect.ValueOf(r)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {

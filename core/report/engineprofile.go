@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,16 +11,41 @@ import (
 // EngineProfile is the engine a run measured, as lmbench found it (core/
 // engine/profile): what it reports, and what lmbench could and could not
 // measure there, in plain words.
+//
+// Its JSON form (the tags) is what the journal's header keeps
+// (record.Run.Engine), read back by ParseEngineProfile.
 type EngineProfile struct {
-	Kind, Name, Version, DetectedFrom string
+	Kind         string `json:"kind"`
+	Name         string `json:"name"`
+	Version      string `json:"version,omitempty"`
+	DetectedFrom string `json:"detected_from"`
 	// Tokenizer is its tokenizer endpoint ("" none); CachedTokens where
 	// its responses report cached prompt tokens ("" none); Metrics the
 	// prefix of its Prometheus series ("" none); Reset its cache reset
 	// ("POST /flush_cache"; "" none).
-	Tokenizer, CachedTokens, Metrics, Reset string
-	IgnoreEOS, MinTokens, Seed              bool
+	Tokenizer    string `json:"tokenizer,omitempty"`
+	CachedTokens string `json:"cached_tokens,omitempty"`
+	Metrics      string `json:"metrics_prefix,omitempty"`
+	Reset        string `json:"cache_reset,omitempty"`
+	IgnoreEOS    bool   `json:"ignore_eos"`
+	MinTokens    bool   `json:"min_tokens"`
+	Seed         bool   `json:"seed"`
 	// Can and Cannot are what lmbench can and cannot measure on it.
-	Can, Cannot []string
+	Can    []string `json:"can"`
+	Cannot []string `json:"cannot"`
+}
+
+// ParseEngineProfile reads the engine a journal's header recorded; nil
+// for none (a journal written before it was) or one that does not read.
+func ParseEngineProfile(raw json.RawMessage) *EngineProfile {
+	if len(raw) == 0 {
+		return nil
+	}
+	var e EngineProfile
+	if json.Unmarshal(raw, &e) != nil || e.Kind == "" {
+		return nil
+	}
+	return &e
 }
 
 // withEngineProfile appends bench_summary.json's "engine" member; doc is

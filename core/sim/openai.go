@@ -27,6 +27,10 @@ type params struct {
 	// vLLM's and SGLang's extra fields for an exact output length.
 	IgnoreEOS bool `json:"ignore_eos"`
 	MinTokens *int `json:"min_tokens"`
+	// Logprobs is chat's true (with TopLogprobs) or completions' count:
+	// the streamed tokens then carry made-up log-probabilities (logprobs.go).
+	Logprobs    json.RawMessage `json:"logprobs"`
+	TopLogprobs int             `json:"top_logprobs"`
 	// temperature, top_p, seed and the rest are accepted and ignored: the
 	// output is fixed.
 }
@@ -283,7 +287,7 @@ type chatChunk struct {
 type chatChunkChoice struct {
 	Index        int       `json:"index"`
 	Delta        chatDelta `json:"delta"`
-	Logprobs     null      `json:"logprobs"`
+	Logprobs     any       `json:"logprobs"` // nil: null
 	FinishReason *string   `json:"finish_reason"`
 	// StopReason appears (as null) only on the finishing chunk, as in vLLM.
 	StopReason json.RawMessage `json:"stop_reason,omitempty"`
@@ -330,7 +334,7 @@ type textCompletion struct {
 type textChoice struct {
 	Index        int     `json:"index"`
 	Text         string  `json:"text"`
-	Logprobs     null    `json:"logprobs"`
+	Logprobs     any     `json:"logprobs"` // nil: null
 	FinishReason *string `json:"finish_reason"`
 	StopReason   null    `json:"stop_reason"`
 }
@@ -342,6 +346,7 @@ type reply struct {
 	id      string
 	created int64
 	model   string
+	top     int // log-probabilities asked for, alternatives per token (0: none)
 }
 
 var finishLength, finishStop = "length", "stop"
@@ -367,10 +372,10 @@ func (r reply) tokenChunk(text string, last bool) any {
 	}
 	if r.chat {
 		return chatChunk{ID: r.id, Object: "chat.completion.chunk", Created: r.created, Model: r.model,
-			Choices: []chatChunkChoice{{Delta: chatDelta{Content: text}, FinishReason: finish, StopReason: stop}}}
+			Choices: []chatChunkChoice{{Delta: chatDelta{Content: text}, Logprobs: r.logprobs(text), FinishReason: finish, StopReason: stop}}}
 	}
 	return textCompletion{ID: r.id, Object: "text_completion", Created: r.created, Model: r.model,
-		Choices: []textChoice{{Text: text, FinishReason: finish}}}
+		Choices: []textChoice{{Text: text, Logprobs: r.logprobs(text), FinishReason: finish}}}
 }
 
 func (r reply) usageChunk(u *usage) any {

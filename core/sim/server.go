@@ -322,7 +322,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, p params, prom
 	if chat {
 		idPrefix = "chatcmpl-"
 	}
-	c.rep = reply{chat: chat, stop: stopEarly, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model}
+	c.rep = reply{chat: chat, stop: stopEarly, id: idPrefix + s.newID(), created: s.now().Unix(), model: s.cfg.Model,
+		top: p.topLogprobs(chat)}
 	var g generation
 	var started bool
 	var err error

@@ -191,7 +191,7 @@ func TestCheckTokenizerFile(t *testing.T) {
 func TestResolveTokenizerFile(t *testing.T) {
 	t.Parallel()
 	// No engine is asked: the base URL is unreachable.
-	tok, name, err := Resolve(context.Background(), "testdata/tokenizer.json", "--tokenizer", "http://127.0.0.1:1/v1", "", "m", zerolog.Nop())
+	tok, name, err := Resolve(context.Background(), "testdata/tokenizer.json", "--tokenizer", Target{Base: "http://127.0.0.1:1/v1", Model: "m"}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/engine/profile"
 	"github.com/lmbench/lmbench/core/internal/jsonenc"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -45,27 +46,41 @@ func Check(v, origin string) error {
 	return nil
 }
 
-// engineTokenizer counts tokens through the engine's POST /tokenize (vLLM's
-// shape), caching every answer: texts without special tokens, chats
-// through the chat template with the generation prompt.
+// engineTokenizer counts tokens through the engine's tokenizer endpoint,
+// in its shape (shapes.go: vLLM's, SGLang's, llama.cpp's, TGI's), caching
+// every answer: texts without special tokens, chats through the chat
+// template with the generation prompt.
 type engineTokenizer struct {
 	base, apiKey, model string
 	client              *http.Client
+	shape               profile.Shape
+	path, chat          string // the text and chat endpoints ("" chat: none)
 
 	mu    sync.Mutex
 	cache map[string]int // "t\x00"+text or chatKey
 	calls atomic.Int64   // POST /tokenize made, the probe's included
+	// prefix is the special token SGLang's /tokenize puts before every
+	// text when it does not honour add_special_tokens (-1: none seen).
+	prefix atomic.Int64
 }
 
-func newEngineTokenizer(base, apiKey, model string) *engineTokenizer {
-	// vLLM serves /tokenize at the server's root, beside /v1.
+// newEngineTokenizer counts through the tokenizer of a profile; nil is
+// vLLM's /tokenize, which an engine lmbench does not recognise is asked
+// in.
+func newEngineTokenizer(base, apiKey, model string, tok *profile.Tokenizer) *engineTokenizer {
+	// Engines serve /tokenize at the server's root, beside /v1.
 	root := strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
 	// As many idle connections as calls in flight: with net/http's
 	// default of 2, six of every eight calls of a batch would dial anew.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = tokenizeParallel
-	return &engineTokenizer{base: root, apiKey: apiKey, model: model,
+	e := &engineTokenizer{base: root, apiKey: apiKey, model: model, shape: profile.ShapeVLLM, path: "/tokenize", chat: "/tokenize",
 		client: &http.Client{Timeout: 2 * time.Minute, Transport: tr}, cache: map[string]int{}}
+	if tok != nil {
+		e.shape, e.path, e.chat = tok.Shape, tok.Path, tok.Chat
+	}
+	e.prefix.Store(-1)
+	return e
 }
 
 // tokenizeParallel bounds the /tokenize calls in flight for one batch.
@@ -226,10 +241,9 @@ func chatKey(c protocol.Chat) string {
 // CountTokens answers q from the cache and the engine; any failure fails
 // the whole query, naming the item.
 func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery) (protocol.TokenCounts, error) {
-	no, yes := false, true
 	type item struct {
 		key  string
-		body tokenizeBody
+		q    query
 		out  *int
 		what string
 	}
@@ -238,7 +252,7 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		todo  []item
 		again = map[string][]*int{} // a text asked twice in q is counted once
 	)
-	ask := func(key string, dst *int, mk func() (tokenizeBody, string)) {
+	ask := func(key string, dst *int, mk func() (query, string)) {
 		if n, ok := e.cache[key]; ok {
 			*dst = n
 			return
@@ -248,13 +262,13 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 			return
 		}
 		again[key] = nil
-		body, what := mk()
-		todo = append(todo, item{key, body, dst, what})
+		q, what := mk()
+		todo = append(todo, item{key, q, dst, what})
 	}
 	e.mu.Lock()
 	for i, t := range q.Texts {
-		ask("t\x00"+t, &out.Texts[i], func() (tokenizeBody, string) {
-			return tokenizeBody{Model: e.model, Prompt: &t, AddSpecialTokens: &no}, fmt.Sprintf("text %d", i)
+		ask("t\x00"+t, &out.Texts[i], func() (query, string) {
+			return query{text: &t}, fmt.Sprintf("text %d", i)
 		})
 	}
 	for i, c := range q.Chats {
@@ -262,8 +276,8 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 			e.mu.Unlock()
 			return protocol.TokenCounts{}, fmt.Errorf("chat %d: %w", i, err)
 		}
-		ask(chatKey(c), &out.Chats[i], func() (tokenizeBody, string) {
-			return tokenizeBody{Model: e.model, Messages: c.Messages, Tools: c.Tools, AddGenerationPrompt: &yes}, fmt.Sprintf("chat %d", i)
+		ask(chatKey(c), &out.Chats[i], func() (query, string) {
+			return query{chat: c.Messages, tools: c.Tools}, fmt.Sprintf("chat %d", i)
 		})
 	}
 	e.mu.Unlock()
@@ -276,7 +290,7 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			n, err := e.count(ctx, it.body)
+			n, err := e.count(ctx, it.q)
 			if err != nil {
 				errs[k] = fmt.Errorf("%s: %w", it.what, err)
 				return
@@ -301,13 +315,13 @@ func (e *engineTokenizer) CountTokens(ctx context.Context, q protocol.TokenQuery
 	return out, nil
 }
 
-// count is one POST /tokenize.
-func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, error) {
+// post is one POST to the engine's path; the answer's body, a non-2xx
+// status an error.
+func (e *engineTokenizer) post(ctx context.Context, path string, b []byte) ([]byte, error) {
 	e.calls.Add(1)
-	b := body.appendJSON(nil)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/tokenize", bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+path, bytes.NewReader(b))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if e.apiKey != "" {
@@ -319,35 +333,21 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 		if errors.As(err, &ue) {
 			err = ue.Err // without the URL, which may hold credentials
 		}
-		return 0, fmt.Errorf("engine /tokenize: %w", err)
+		return nil, fmt.Errorf("engine %s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	answer := io.LimitReader(resp.Body, 64<<20)
-	// The count leads vLLM's answer; the token array after it is read
-	// through a small buffer and dropped, not held (a prompt's answer is
-	// several times the prompt).
-	head := make([]byte, countHead)
-	k, err := io.ReadFull(answer, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
-	}
-	head = head[:k]
-	if resp.StatusCode == http.StatusOK {
-		if n, ok := leadingCount(head); ok {
-			if _, err := io.Copy(io.Discard, answer); err != nil {
-				return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
-			}
-			return n, nil
-		}
-	}
-	rest, err := io.ReadAll(answer)
+	rb, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, fmt.Errorf("engine /tokenize: reading the answer: %w", err)
+		return nil, fmt.Errorf("engine %s: reading the answer: %w", path, err)
 	}
-	rb := append(head, rest...)
 	if resp.StatusCode != http.StatusOK {
-		return 0, &tokenizeStatusError{status: resp.StatusCode, body: clipBody(rb)}
+		return nil, &tokenizeStatusError{path: path, status: resp.StatusCode, body: clipBody(rb)}
 	}
+	return rb, nil
+}
+
+// vllmCount is vLLM's answer's count.
+func vllmCount(rb []byte) (int, error) {
 	if n, ok := leadingCount(rb); ok {
 		return n, nil
 	}
@@ -359,10 +359,6 @@ func (e *engineTokenizer) count(ctx context.Context, body tokenizeBody) (int, er
 	}
 	return *r.Count, nil
 }
-
-// countHead is the answer's bytes read before the count is looked for:
-// {"count": and ten digits fit, with the byte after them.
-const countHead = 32
 
 // leadingCount reads the count of an answer that starts with it, as
 // vLLM's and the built-in engine's do ({"count":N,...,"tokens":[...]}),
@@ -385,12 +381,13 @@ func leadingCount(b []byte) (int, bool) {
 }
 
 type tokenizeStatusError struct {
+	path   string
 	status int
 	body   string
 }
 
 func (e *tokenizeStatusError) Error() string {
-	return fmt.Sprintf("engine /tokenize: HTTP %d: %s", e.status, e.body)
+	return fmt.Sprintf("engine %s: HTTP %d: %s", e.path, e.status, e.body)
 }
 
 func clipBody(b []byte) string {
@@ -401,11 +398,21 @@ func clipBody(b []byte) string {
 	return s
 }
 
+// Target is the engine whose tokenizer Resolve asks: its API base
+// (http://host:8000/v1), key and served model, and where its profile
+// says it counts tokens (nil: vLLM's /tokenize, as an engine lmbench does
+// not recognise is asked; a Tokenizer without a Path: none).
+type Target struct {
+	Base, APIKey, Model string
+	Tokenizer           *profile.Tokenizer
+}
+
 // Resolve picks the tokenizer for --tokenizer mode: the engine's
-// /tokenize when it answers a probe (auto, engine), else none (words),
-// with a warning that lengths are in words. engine fails when the probe
-// does. The name says what was chosen, for the log and the banner.
-func Resolve(ctx context.Context, mode, origin, base, apiKey, model string, log zerolog.Logger) (protocol.TokenCounter, string, error) {
+// tokenizer endpoint, in its shape, when it answers a probe (auto,
+// engine), else none (words), with a warning that lengths are in words.
+// engine fails when the probe does. The name says what was chosen, for
+// the log and the banner.
+func Resolve(ctx context.Context, mode, origin string, at Target, log zerolog.Logger) (protocol.TokenCounter, string, error) {
 	if mode == "" {
 		mode = Auto
 	}
@@ -416,17 +423,25 @@ func Resolve(ctx context.Context, mode, origin, base, apiKey, model string, log 
 	if mode != Auto && mode != Engine {
 		return fileTokenizerFor(mode, origin, log)
 	}
-	tok := newEngineTokenizer(base, apiKey, model)
+	if at.Tokenizer != nil && at.Tokenizer.Path == "" {
+		if mode == Engine {
+			return nil, "", fmt.Errorf("%s engine: the engine has no tokenizer endpoint; give the model's tokenizer.json as --tokenizer PATH", origin)
+		}
+		log.Warn().Msgf("%s auto: the engine has no tokenizer endpoint; prompt lengths are in whitespace words, not the model's tokens "+
+			"(--tokenizer PATH counts them with the model's tokenizer.json)", origin)
+		return nil, Words, nil
+	}
+	tok := newEngineTokenizer(at.Base, at.APIKey, at.Model, at.Tokenizer)
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	_, err := tok.CountTokens(pctx, protocol.TokenQuery{Texts: []string{"hi"}})
+	err := tok.probe(pctx)
 	if err == nil {
-		log.Info().Str("tokenizer", "engine /tokenize").Msg("prompt lengths are in the engine's tokens")
+		log.Info().Str("tokenizer", "engine "+tok.path).Str("shape", string(tok.shape)).Msg("prompt lengths are in the engine's tokens")
 		return tok, Engine, nil
 	}
 	if mode == Engine {
-		return nil, "", fmt.Errorf("%s engine: the engine's /tokenize does not answer: %w", origin, err)
+		return nil, "", fmt.Errorf("%s engine: the engine's %s does not answer: %w", origin, tok.path, err)
 	}
-	log.Warn().Err(err).Msgf("%s auto: the engine has no usable /tokenize; prompt lengths are in whitespace words, not the model's tokens", origin)
+	log.Warn().Err(err).Msgf("%s auto: the engine has no usable %s; prompt lengths are in whitespace words, not the model's tokens", origin, tok.path)
 	return nil, Words, nil
 }

@@ -55,7 +55,7 @@ func startSubwordSim(t *testing.T, noTokenize bool) (string, func() ([]map[strin
 func TestEngineTokenizerCountsAndCaches(t *testing.T) {
 	t.Parallel()
 	url, seen := startSubwordSim(t, false)
-	tok := newEngineTokenizer(url+"/v1", "sk-test-key", "lmbench-sim")
+	tok := newEngineTokenizer(url+"/v1", "sk-test-key", "lmbench-sim", nil)
 	texts := []string{"hello wonderful world", "hi", "extraordinary pseudowords", "hi"}
 	chat := protocol.Chat{Messages: []protocol.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hello there"}}}
 	q := protocol.TokenQuery{Texts: texts, Chats: []protocol.Chat{chat}}
@@ -120,7 +120,7 @@ func TestResolveTokenizer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var logs bytes.Buffer
-			tok, got, err := Resolve(context.Background(), tc.mode, "--tokenizer", tc.url, "", "lmbench-sim", zerolog.New(&logs))
+			tok, got, err := Resolve(context.Background(), tc.mode, "--tokenizer", Target{Base: tc.url, Model: "lmbench-sim"}, zerolog.New(&logs))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error = %v, want %q", err, tc.err)
@@ -155,7 +155,7 @@ func TestCheck(t *testing.T) {
 
 func TestEngineTokenizerErrorHidesCredentials(t *testing.T) {
 	t.Parallel()
-	tok := newEngineTokenizer("http://user:secret-pw@127.0.0.1:1/v1", "", "m")
+	tok := newEngineTokenizer("http://user:secret-pw@127.0.0.1:1/v1", "", "m", nil)
 	_, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"x"}})
 	if err == nil || strings.Contains(err.Error(), "secret-pw") {
 		t.Errorf("error = %v, want one without the URL's password", err)
@@ -191,7 +191,7 @@ func TestLeadingCount(t *testing.T) {
 func TestMeterCountsEngineCalls(t *testing.T) {
 	t.Parallel()
 	url, seen := startSubwordSim(t, false)
-	m := NewMeter(newEngineTokenizer(url+"/v1", "", "lmbench-sim"))
+	m := NewMeter(newEngineTokenizer(url+"/v1", "", "lmbench-sim", nil))
 	for range 2 { // the second query comes from the cache: no call
 		if _, err := m.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{"a b", "c d e", "a b"}}); err != nil {
 			t.Fatal(err)
@@ -286,7 +286,7 @@ func toolChat() protocol.Chat {
 func TestEngineTokenizerCountsToolChats(t *testing.T) {
 	t.Parallel()
 	url, seen := startSubwordSim(t, false)
-	tok := newEngineTokenizer(url+"/v1", "", "lmbench-sim")
+	tok := newEngineTokenizer(url+"/v1", "", "lmbench-sim", nil)
 	chat := toolChat()
 	bare := protocol.Chat{Messages: chat.Messages[:1]}
 	got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Chats: []protocol.Chat{chat, bare}})
@@ -369,7 +369,7 @@ func TestEngineTokenizerReadsEachAnswerShape(t *testing.T) {
 		io.WriteString(w, a.body)
 	}))
 	t.Cleanup(srv.Close)
-	tok := newEngineTokenizer(srv.URL+"/v1", "", "m")
+	tok := newEngineTokenizer(srv.URL+"/v1", "", "m", nil)
 	for prompt, want := range map[string]int{"lead": 50000, "trail": 3, "short": 7} {
 		got, err := tok.CountTokens(context.Background(), protocol.TokenQuery{Texts: []string{prompt}})
 		if err != nil {

@@ -107,6 +107,9 @@ type Row struct {
 	OutputText *string            `parquet:"output_text,optional"`
 	Scores     map[string]float64 `parquet:"scores" parquet-key:",dict"`
 	TargetTier *string            `parquet:"target_tier,optional,dict"` // the reuse the workload declared; null: none named
+	// The answer's first tokens' log-probabilities as JSON (null unless
+	// the run asked for them, --record-logprobs); added within version 4.
+	OutputLogprobs *string `parquet:"output_logprobs,optional"`
 }
 
 // tagColumn is a per-tag-key column.
@@ -392,6 +395,7 @@ func toRow(r *exporter.Record) Row {
 		TPOTMs: msPtr(r.TPOT()), TTFTFromScheduledMs: msPtr(r.TTFTFromScheduled()), E2EFromScheduledMs: msPtr(r.E2EFromScheduled()),
 		ExplicitSchedule: r.ExplicitSchedule, Tags: r.Tags,
 		OutputText: stringPtr(r.OutputText), Scores: r.Scores, TargetTier: stringPtr(r.TargetTier),
+		OutputLogprobs: stringPtr(r.OutputLogprobs),
 	}
 	if r.StatedPromptTokens > 0 {
 		row.StatedPromptTokens = &r.StatedPromptTokens

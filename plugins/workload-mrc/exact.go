@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,6 +22,10 @@ type exactTexts struct {
 	query              string
 	warmTokens         int   // session 0's warmup prompt
 	warm               []int // session i's warmup prompt, stated with it
+	// first is session i's first measured round's prompt (its
+	// conversation's, after a restart too), stated with it.
+	first []int
+	tok   *workload.Tokenizer // counts each later round's prompt (OnFinished)
 }
 
 func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
@@ -79,24 +84,60 @@ func buildExact(o Options, env workload.Env) (*exactTexts, int, error) {
 	if hist, err = build("chat-history-length", hist, "hi", o.ChatHistoryLength); err != nil {
 		return nil, 0, err
 	}
-	chats := make([]workload.TokenChat, len(owned))
-	for k := range owned {
-		chats[k] = warmupChat(sys[k], hist[k])
-	}
-	warm, err := tok.CountChats(ctx, chats...)
-	if err != nil {
-		return nil, 0, err
-	}
-	e.systems, e.histories, e.warm = make([]string, n), make([]string, n), make([]int, n)
-	for k, i := range owned {
-		e.systems[i], e.histories[i], e.warm[i] = sys[k], hist[k], warm[k]
-	}
 	q, err := build("user-input-length", []string{""}, "tell", o.UserInputLength)
 	if err != nil {
 		return nil, 0, err
 	}
-	e.query = q[0]
+	e.query, e.tok = q[0], tok
+	// Each session's warmup prompt, then its first measured round's, in
+	// one query.
+	chats := make([]workload.TokenChat, 2*len(owned))
+	for k := range owned {
+		chats[k] = warmupChat(sys[k], hist[k])
+		chats[len(owned)+k] = e.roundChat(sys[k], hist[k], nil)
+	}
+	counts, err = tok.CountChats(ctx, chats...)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.systems, e.histories, e.warm, e.first = make([]string, n), make([]string, n), make([]int, n), make([]int, n)
+	for k, i := range owned {
+		e.systems[i], e.histories[i], e.warm[i], e.first[i] = sys[k], hist[k], counts[k], counts[len(owned)+k]
+	}
 	return e, n, nil
+}
+
+// roundChat is a measured round's messages, as session.messages builds
+// them: the system prompt, the history and its acknowledgement, each
+// answered round (the query and the answer's text), then the query.
+func (e *exactTexts) roundChat(system, history string, answers []string) workload.TokenChat {
+	msgs := []workload.TokenMessage{{Role: "system", Content: system}, {Role: "user", Content: history},
+		{Role: "assistant", Content: understood}}
+	for _, a := range answers {
+		msgs = append(msgs, workload.TokenMessage{Role: "user", Content: e.query}, workload.TokenMessage{Role: "assistant", Content: a})
+	}
+	return workload.TokenChat{Messages: append(msgs, workload.TokenMessage{Role: "user", Content: e.query})}
+}
+
+// stateNext counts session s's next round's prompt (0: the count failed,
+// and the round goes out unstated, with a warning).
+func (w *multiRoundChat) stateNext(ctx context.Context, s *session) {
+	e := w.exact
+	if len(s.exchanges) == 0 {
+		s.stated = e.first[s.id]
+		return
+	}
+	answers := make([]string, len(s.exchanges))
+	for k, x := range s.exchanges {
+		answers[k] = x.answerText
+	}
+	counts, err := e.tok.CountChats(ctx, e.roundChat(e.systems[s.id], e.histories[s.id], answers))
+	if err != nil {
+		w.log.Warn().Err(err).Msgf("session %d: its next round's prompt tokens could not be counted; it goes out unstated", s.id)
+		s.stated = 0
+		return
+	}
+	s.stated = counts[0]
 }
 
 func systemPrefix(i int) string {

@@ -125,7 +125,10 @@ func historyText(i, length int) string {
 func queryText(length int) string { return repeatWords("tell", length) }
 
 // exchange is one answered round of a session.
-type exchange struct{ query, answer workload.Segment }
+type exchange struct {
+	query, answer workload.Segment
+	answerText    string // the answer's text, for counting later prompts
+}
 
 // session is one chat user: a system prompt, a pre-filled history, the
 // rounds answered so far, and whether a request of its is outstanding.
@@ -138,6 +141,9 @@ type session struct {
 	// lastPrompt is the engine's prompt tokens of the session's last
 	// answered measured round (0: none, or the conversation restarted).
 	lastPrompt int
+	// stated is the next round's prompt in the model's tokens, counted
+	// when the tokenizer sizes the run (exact.go); 0: not counted.
+	stated int
 }
 
 // messages is the conversation for a new user turn: system, the history
@@ -166,8 +172,8 @@ func (s *session) answers() []string {
 }
 
 // record appends an answered round and makes the session ready again.
-func (s *session) record(query, answer workload.Segment) {
-	s.exchanges = append(s.exchanges, exchange{query, answer})
+func (s *session) record(query, answer workload.Segment, text string) {
+	s.exchanges = append(s.exchanges, exchange{query, answer, text})
 	s.inFlight = false
 }
 
@@ -426,6 +432,12 @@ func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput 
 		if w.declare {
 			req = req.WithExpectedReuse(w.expectedReuse(s), "")
 		}
+		if w.exact != nil && len(s.exchanges) == 0 {
+			s.stated = w.exact.first[s.id] // no answer counted it (no warmup, a restart)
+		}
+		if s.stated > 0 {
+			req = req.WithPromptTokens(s.stated)
+		}
 		s.inFlight = true
 		w.pending[id] = pendingRound{session: s.id, query: query}
 		w.log.Debug().Msgf("Session %d dispatched request %d", s.id, w.next)
@@ -437,7 +449,7 @@ func (w *multiRoundChat) measureStep(in workload.StepInput) workload.StepOutput 
 // OnFinished records each measured answer into its session, which makes
 // the session ready for its next round. A failed request is recorded with
 // an empty answer, and the session goes on. Warmup answers are not kept.
-func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result) error {
+func (w *multiRoundChat) OnFinished(ctx context.Context, results []workload.Result) error {
 	for _, r := range results {
 		if r.Phase == workload.Warmup {
 			if !r.Success {
@@ -464,11 +476,14 @@ func (w *multiRoundChat) OnFinished(_ context.Context, results []workload.Result
 		if r.Success {
 			s.lastPrompt = r.InputTokens
 		}
-		answer := workload.Text("")
+		answer, text := workload.Text(""), ""
 		if r.Success && r.Text != "" {
-			answer = w.content.Register(r.ID+".answer", r.Text)
+			answer, text = w.content.Register(r.ID+".answer", r.Text), r.Text
 		}
-		s.record(p.query, answer)
+		s.record(p.query, answer, text)
+		if w.exact != nil {
+			w.stateNext(ctx, s)
+		}
 	}
 	return nil
 }

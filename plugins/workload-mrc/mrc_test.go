@@ -305,11 +305,11 @@ func TestSessionMessages(t *testing.T) {
 
 	s.history = workload.Segment{}
 	s.inFlight = true
-	s.record(workload.Text("q1"), workload.Text("a1"))
+	s.record(workload.Text("q1"), workload.Text("a1"), "a1")
 	if s.inFlight {
 		t.Error("record left the session busy")
 	}
-	s.record(workload.Text("q2"), workload.Text("a2"))
+	s.record(workload.Text("q2"), workload.Text("a2"), "a2")
 	want = []msg{{"system", "System."}, {"user", "q1"}, {"assistant", "a1"}, {"user", "q2"}, {"assistant", "a2"}, {"user", "q3"}}
 	if d := cmp.Diff(want, plain(s.messages(workload.Text("q3")))); d != "" {
 		t.Errorf("exchanges (-want +got):\n%s", d)

@@ -528,6 +528,12 @@ type Record struct {
 	// OutputText is the answer's text, kept only when the run records
 	// outputs (lmbench run --record-outputs); "" otherwise. (minor 6)
 	OutputText string
+	// OutputLogprobs are the log-probabilities of the answer's first
+	// tokens (lmbench run --record-logprobs K), as JSON: an array of
+	// {"token","logprob","top":[{"token","logprob"}...]}, most likely
+	// alternative first; "" when not asked or the engine returned none.
+	// (minor 6)
+	OutputLogprobs string
 	// Scores are the workload's scores of the answer by name (the Scores
 	// capability); nil when it gave none. (minor 6)
 	Scores map[string]float64

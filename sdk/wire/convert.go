@@ -487,7 +487,7 @@ func toRecord(r *protocol.Record) *exporterv1.Record {
 		Chunks: r.Chunks, UsageOutputTokens: r.UsageOutputTokens, ChunkOffsetsUs: r.ChunkOffsetsUs,
 		ChunkOffsetsTruncated: r.ChunkOffsetsTruncated, FinishReason: r.FinishReason, ResponseId: r.ResponseID,
 		ResponseModel: r.ResponseModel, ExplicitSchedule: r.ExplicitSchedule, StatedPromptTokens: r.StatedPromptTokens,
-		OutputText: r.OutputText, Scores: r.Scores, TargetTier: r.TargetTier,
+		OutputText: r.OutputText, Scores: r.Scores, TargetTier: r.TargetTier, OutputLogprobs: r.OutputLogprobs,
 	}
 }
 
@@ -501,7 +501,7 @@ func fromRecord(r *exporterv1.Record) protocol.Record {
 		Chunks: r.GetChunks(), UsageOutputTokens: r.GetUsageOutputTokens(), ChunkOffsetsUs: nonEmpty(r.GetChunkOffsetsUs()),
 		ChunkOffsetsTruncated: r.GetChunkOffsetsTruncated(), FinishReason: r.GetFinishReason(), ResponseID: r.GetResponseId(),
 		ResponseModel: r.GetResponseModel(), ExplicitSchedule: r.GetExplicitSchedule(), StatedPromptTokens: r.GetStatedPromptTokens(),
-		OutputText: r.GetOutputText(), Scores: r.GetScores(), TargetTier: r.GetTargetTier(),
+		OutputText: r.GetOutputText(), Scores: r.GetScores(), TargetTier: r.GetTargetTier(), OutputLogprobs: r.GetOutputLogprobs(),
 	}
 }
 

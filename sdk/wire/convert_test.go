@@ -309,6 +309,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			FinishReason: "length", ResponseID: "chatcmpl-7", ResponseModel: "org/m-7b",
 			ExplicitSchedule: true, StatedPromptTokens: 10005,
 			OutputText: "The code is 4832.", Scores: map[string]float64{"exact": 1, "contains": 1}, TargetTier: protocol.TierBlend,
+			OutputLogprobs: `[{"token":"The","logprob":-0.1,"top":[{"token":"The","logprob":-0.1}]}]`,
 		},
 		"the longest offset list": {
 			RunID: "r", Phase: protocol.Measure, RequestID: "long", Success: true, Chunks: 20000, UsageOutputTokens: 20000,

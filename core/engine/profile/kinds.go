@@ -109,13 +109,20 @@ type Profile struct {
 }
 
 // ReportsCachedTokens says whether the engine's responses carry the
-// number of cached prompt tokens where lmbench reads it (usage's
-// prompt_tokens_details; llama.cpp's timings.cache_n is not read).
-func (p Profile) ReportsCachedTokens() bool { return p.CachedTokens == usageCached }
+// number of cached prompt tokens where lmbench reads it: usage's
+// prompt_tokens_details, or llama.cpp's timings.cache_n (core/engine
+// reads both).
+func (p Profile) ReportsCachedTokens() bool {
+	return p.CachedTokens == usageCached || p.CachedTokens == timingsCached
+}
 
 const (
 	usageCached = "usage.prompt_tokens_details.cached_tokens"
-	vllmReset   = "needs the engine started with VLLM_SERVER_DEV_MODE=1"
+	// timingsCached is llama.cpp server's: the final chunk's timings
+	// object (cache_n, prompt_n, prompt_ms, predicted_n, predicted_ms...;
+	// tools/server/README.md, server-task.cpp's result_timings).
+	timingsCached = "timings.cache_n"
+	vllmReset     = "needs the engine started with VLLM_SERVER_DEV_MODE=1"
 )
 
 // profiles are the static facts per kind, read from each engine's
@@ -137,7 +144,7 @@ var profiles = map[Kind]Profile{
 			Note: vllmReset + "; it empties vLLM's GPU prefix cache, not LMCache's CPU and disk tiers"},
 		Extras: Extras{IgnoreEOS: true, MinTokens: true, Seed: true}},
 	SGLang: {Kind: SGLang, Name: "SGLang",
-		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeSGLang},
+		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeSGLang, Chat: "/tokenize"},
 		CachedTokens: usageCached, CachedNote: "only when the engine was started with --enable-cache-report (its native API: meta_info.cached_tokens)",
 		Metrics: "sglang:", MetricsNote: "only when started with --enable-metrics",
 		Reset:  Reset{Method: "POST", Path: "/flush_cache", Note: "refused while requests are running"},
@@ -146,7 +153,7 @@ var profiles = map[Kind]Profile{
 		Extras: Extras{Seed: true}},
 	LlamaCpp: {Kind: LlamaCpp, Name: "llama.cpp server",
 		Tokenizer:    Tokenizer{Path: "/tokenize", Shape: ShapeLlamaCpp, Chat: "/apply-template"},
-		CachedTokens: "timings.cache_n", CachedNote: "per slot: a request reuses only the prompt its slot last held",
+		CachedTokens: timingsCached, CachedNote: "per slot: a request reuses only the prompt its slot last held",
 		Metrics: "llamacpp:", MetricsNote: "only when started with --metrics",
 		Reset:  Reset{Method: "POST", Path: "/slots/{id}?action=erase", Note: "one slot at a time, ids 0 to the server's total_slots-1"},
 		Extras: Extras{IgnoreEOS: true, Seed: true}},

@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-
-	"github.com/lmbench/lmbench/core/engine"
 )
 
 // Report is what Probe found: the engine's profile, the models it serves,
@@ -35,7 +33,7 @@ func Probe(ctx context.Context, t Target, kind Kind, kindOrigin, metricsURL stri
 	} else {
 		r.Profile = Given(kind, kindOrigin)
 	}
-	models, err := engine.ListModels(ctx, t.Base, t.APIKey, t.client())
+	models, err := ListModels(ctx, t.Base, t.APIKey, t.client())
 	if err != nil {
 		r.ModelsError = err.Error()
 	}

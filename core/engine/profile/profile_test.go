@@ -3,12 +3,15 @@ package profile
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lmbench/lmbench/core/engine"
 )
 
 // transcript is an engine's recorded answers (testdata/*.json): every
@@ -20,10 +23,15 @@ type transcript struct {
 		Version  string `json:"version"`
 		Tokenize bool   `json:"tokenize"`
 		Metrics  bool   `json:"metrics"`
+		// Cached is the cached prompt tokens of the recorded chat stream.
+		Cached int `json:"cached"`
 	} `json:"want"`
 	Responses []struct {
-		Method  string            `json:"method"`
-		Path    string            `json:"path"`
+		Method string `json:"method"`
+		Path   string `json:"path"`
+		// When, if set, is a text the request body must contain for this
+		// answer (the first that fits is served).
+		When    string            `json:"when"`
 		Status  int               `json:"status"`
 		Headers map[string]string `json:"headers"`
 		Body    json.RawMessage   `json:"body"`
@@ -43,8 +51,9 @@ func replay(t *testing.T, file string) (transcript, *httptest.Server) {
 		t.Fatalf("%s: %v", file, err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		for _, x := range tr.Responses {
-			if x.Method != r.Method || x.Path != r.URL.Path {
+			if x.Method != r.Method || x.Path != r.URL.Path || !strings.Contains(string(body), x.When) {
 				continue
 			}
 			for k, v := range x.Headers {
@@ -175,5 +184,47 @@ func TestCountOf(t *testing.T) {
 	}
 	if _, ok := CountOf(ShapeLlamaCpp, []byte(`{"error":"x"}`)); ok {
 		t.Error("CountOf read a count from an error")
+	}
+}
+
+// TestLlamaCppCachedTokensAreRead: llama.cpp's timings.cache_n is read,
+// so its probe says the ledger counts them.
+func TestLlamaCppCachedTokensAreRead(t *testing.T) {
+	t.Parallel()
+	p, _ := ForKind(LlamaCpp)
+	if !p.ReportsCachedTokens() {
+		t.Fatalf("llama.cpp's profile (%s) does not report cached tokens", p.CachedTokens)
+	}
+	r := Report{Profile: p}
+	if text := r.Text("x"); !strings.Contains(text, "can:    cached prompt tokens reported in timings.cache_n") {
+		t.Errorf("probe text:\n%s", text)
+	}
+}
+
+// TestRecordedStreamsCachedTokens: each engine's recorded chat stream
+// gives the cached prompt tokens where that engine reports them (usage's
+// details, llama.cpp's timings) and none where it reports none.
+func TestRecordedStreamsCachedTokens(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			t.Parallel()
+			tr, srv := replay(t, f)
+			s, err := engine.New(engine.Config{BaseURL: srv.URL, Model: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			res := s.Send(context.Background(), engine.Request{ID: "r", Messages: []engine.Message{{Role: "user", Content: "hi"}}, MaxTokens: 1})
+			if !res.Success || res.Text != "Hello" || res.InputTokens == 0 || res.CachedTokens != tr.Want.Cached {
+				t.Errorf("%s: success %v (%s), text %q, input %d, cached %d; want Hello, cached %d",
+					tr.Engine, res.Success, res.Error, res.Text, res.InputTokens, res.CachedTokens, tr.Want.Cached)
+			}
+			p := Detect(context.Background(), Target{Base: srv.URL + "/v1", Root: srv.URL})
+			if p.ReportsCachedTokens() != (tr.Want.Cached > 0) {
+				t.Errorf("%s: profile reports cached tokens %v (%q), but its stream carries %d", tr.Engine, p.ReportsCachedTokens(), p.CachedTokens, tr.Want.Cached)
+			}
+		})
 	}
 }

@@ -428,9 +428,13 @@ type Record struct {
 	Scores map[string]float64 `protobuf:"bytes,30,rep,name=scores,proto3" json:"scores,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// The tier the request's reuse targets, as the workload declared it
 	// ("gpu", "cpu", "disk", "blend"; "" = none named). (minor 6)
-	TargetTier    string `protobuf:"bytes,31,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TargetTier string `protobuf:"bytes,31,opt,name=target_tier,json=targetTier,proto3" json:"target_tier,omitempty"`
+	// The log-probabilities of the answer's first tokens as JSON (lmbench
+	// run --record-logprobs K): [{"token","logprob","top":[...]}]; "" =
+	// none. (minor 6)
+	OutputLogprobs string `protobuf:"bytes,32,opt,name=output_logprobs,json=outputLogprobs,proto3" json:"output_logprobs,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -676,6 +680,13 @@ func (x *Record) GetScores() map[string]float64 {
 func (x *Record) GetTargetTier() string {
 	if x != nil {
 		return x.TargetTier
+	}
+	return ""
+}
+
+func (x *Record) GetOutputLogprobs() string {
+	if x != nil {
+		return x.OutputLogprobs
 	}
 	return ""
 }
@@ -1034,7 +1045,8 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"\x06errors\x18\x02 \x03(\v2\x1d.lmbench.plugin.v1.FieldErrorR\x06errors\x1a[\n" +
 	"\rResolvedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
-	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xfa\t\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.lmbench.plugin.v1.OptionValueR\x05value:\x028\x01\"\xa3\n" +
+	"\n" +
 	"\x06Record\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkload\x18\x02 \x01(\tR\bworkload\x120\n" +
@@ -1071,7 +1083,8 @@ const file_lmbench_exporter_v1_exporter_proto_rawDesc = "" +
 	"outputText\x12?\n" +
 	"\x06scores\x18\x1e \x03(\v2'.lmbench.exporter.v1.Record.ScoresEntryR\x06scores\x12\x1f\n" +
 	"\vtarget_tier\x18\x1f \x01(\tR\n" +
-	"targetTier\x1a7\n" +
+	"targetTier\x12'\n" +
+	"\x0foutput_logprobs\x18  \x01(\tR\x0eoutputLogprobs\x1a7\n" +
 	"\tTagsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +

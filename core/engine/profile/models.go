@@ -1,4 +1,4 @@
-package engine
+package profile
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/lmbench/lmbench/core/engine"
 )
 
 // detectTimeout bounds DetectModel when the caller passes no client.
@@ -22,7 +24,7 @@ type Model struct {
 }
 
 // DetectModel returns the id of the model the engine serves at
-// GET {base}/models, where base is NormalizeURL(baseURL). An engine that
+// GET {base}/models, where base is engine.NormalizeURL(baseURL). An engine that
 // lists more than one is an error naming them: which one to benchmark is
 // the user's choice (--model). apiKey "" sends DefaultAPIKey; client nil
 // uses a client with a 30 s timeout. The error messages are the
@@ -56,9 +58,9 @@ func (e *ManyModelsError) Error() string {
 // ListModels returns the models the engine lists at GET {base}/models, in
 // its order; none is an error.
 func ListModels(ctx context.Context, baseURL, apiKey string, client *http.Client) ([]Model, error) {
-	modelsURL := NormalizeURL(baseURL) + "/models"
+	modelsURL := engine.NormalizeURL(baseURL) + "/models"
 	if apiKey == "" {
-		apiKey = DefaultAPIKey
+		apiKey = engine.DefaultAPIKey
 	}
 	if client == nil {
 		client = &http.Client{Timeout: detectTimeout}
@@ -97,7 +99,7 @@ func fetchModels(ctx context.Context, modelsURL, apiKey string, client *http.Cli
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, errors.New(redact(statusError(resp), apiKey))
+		return nil, errors.New(redactKey(statusText(resp), apiKey))
 	}
 	var list struct {
 		Data []struct {
@@ -132,4 +134,21 @@ func redactedURL(s string) string {
 		return s
 	}
 	return u.Redacted()
+}
+
+// redactKey is msg without the API key.
+func redactKey(msg, key string) string {
+	if key == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, key, "[REDACTED]")
+}
+
+// statusText is a non-2xx answer as "HTTP <code>: <body excerpt>".
+func statusText(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if msg := strings.TrimSpace(string(b)); msg != "" {
+		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg)
+	}
+	return fmt.Sprintf("HTTP %d", resp.StatusCode)
 }

@@ -1,12 +1,15 @@
-package engine
+package profile
 
 import (
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/lmbench/lmbench/core/engine"
 )
 
 func TestDetectModel(t *testing.T) {
@@ -14,7 +17,7 @@ func TestDetectModel(t *testing.T) {
 	t.Run("returns the one id", func(t *testing.T) {
 		t.Parallel()
 		gotAuth := make(chan string, 1)
-		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := newModelServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodGet || r.URL.Path != "/v1/models" {
 				t.Errorf("request %s %s, want GET /v1/models", r.Method, r.URL.Path)
 			}
@@ -32,7 +35,7 @@ func TestDetectModel(t *testing.T) {
 
 	t.Run("several models are an error naming them", func(t *testing.T) {
 		t.Parallel()
-		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := newModelServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"object":"list","data":[{"id":"llama3.2:latest","owned_by":"library"},{"id":"qwen3:8b","owned_by":"library"}]}`)
 		}))
 		got, err := DetectModel(context.Background(), srv.URL, "", nil)
@@ -45,7 +48,7 @@ func TestDetectModel(t *testing.T) {
 	t.Run("sends the key", func(t *testing.T) {
 		t.Parallel()
 		gotAuth := make(chan string, 1)
-		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := newModelServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			gotAuth <- r.Header.Get("Authorization")
 			io.WriteString(w, `{"data":[{"id":"m"}]}`)
 		}))
@@ -88,9 +91,9 @@ func TestDetectModel(t *testing.T) {
 			t.Parallel()
 			base := refused
 			if tt.handler != nil {
-				base = newServer(t, tt.handler).URL
+				base = newModelServer(t, tt.handler).URL
 			}
-			want := strings.ReplaceAll(tt.want, "BASE", NormalizeURL(base))
+			want := strings.ReplaceAll(tt.want, "BASE", engine.NormalizeURL(base))
 			got, err := DetectModel(context.Background(), base, "", nil)
 			if err == nil {
 				t.Fatalf("DetectModel = %q, nil; want error %q", got, want)
@@ -117,7 +120,7 @@ func TestDetectModel(t *testing.T) {
 	t.Run("never leaks the key", func(t *testing.T) {
 		t.Parallel()
 		const key = "sk-secret-42"
-		srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := newModelServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
 		}))
 		_, err := DetectModel(context.Background(), srv.URL, key, nil)
@@ -125,4 +128,11 @@ func TestDetectModel(t *testing.T) {
 			t.Errorf("error = %v, want an error without the key", err)
 		}
 	})
+}
+
+func newModelServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }
