@@ -88,6 +88,8 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.ExtraModels }},
 	{"answers", "answer needle questions (\"What is the X?\") from the prompt's facts (\"The X is V.\"), \"I do not know.\" without one, as the needle-qa workload asks them, instead of filler tokens", nil, nil,
 		func(c *sim.Config) any { return &c.Answers }},
+	{"profile", "a twin profile (lmbench fit -o FILE): serve the engine with its fitted settings; a setting given explicitly overrides the profile's", nil, nil,
+		func(c *sim.Config) any { return &c.Profile }},
 	{"fault-seed", "seed of the fault draws (request n draws from (seed, n))", nil, nil,
 		func(c *sim.Config) any { return &c.Faults.Seed }},
 	{"fault-http-500", "fraction of requests answered with HTTP 500 at once", bound(0), bound(1),
@@ -202,12 +204,19 @@ func setField(p, v any) {
 // GB, got -1".
 func SimConfig(v *Values) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
+	profile, err := profileValues(v)
+	if err != nil {
+		return cfg, err
+	}
 	for _, s := range simSettings {
-		if x := v.Get(SimKey(s.name)); x != nil {
+		k := SimKey(s.name)
+		if x, ok := profile[s.name]; ok && !v.UserSet(k) {
+			setField(s.field(&cfg), x)
+		} else if x := v.Get(k); x != nil {
 			setField(s.field(&cfg), x)
 		}
 	}
-	err := cfg.Validate()
+	err = cfg.Validate()
 	if err == nil {
 		return cfg, nil
 	}
@@ -250,3 +259,6 @@ func SimGiven(v *Values, l Layer) []string {
 	}
 	return out
 }
+
+// simConfigProbe is a sim.Config whose fields only give their types.
+func simConfigProbe() *sim.Config { c := sim.DefaultConfig(); return &c }

@@ -93,6 +93,11 @@ type Config struct {
 	// code of vault 17 is 4832."), instead of its vocabulary's filler.
 	Answers bool
 
+	// Profile is the twin profile (lmbench fit's) the cost settings came
+	// from, "" when none: the engine is then a twin of a measured one, and
+	// what runs against it measure are predictions.
+	Profile string
+
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
 }

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// profileSetting is the built-in engine's setting that names a twin
+// profile (--sim-profile, lmbench sim --profile).
+const profileSetting = "profile"
+
+// readSimProfile reads the settings of a twin profile (core/twin's
+// Profile.Settings: setting name to value as its flag takes it), checking
+// that it names only settings there are.
+func readSimProfile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		Settings map[string]string `json:"settings"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: not a twin profile (want lmbench fit's JSON): %w", path, err)
+	}
+	if p.Settings == nil {
+		return nil, fmt.Errorf(`%s: no "settings" object (want a profile lmbench fit wrote)`, path)
+	}
+	for name := range p.Settings {
+		known := slices.ContainsFunc(simSettings, func(s simSetting) bool { return s.name == name })
+		if !known || name == profileSetting {
+			return nil, fmt.Errorf("%s: setting %q is not one of the built-in engine's (lmbench sim --help lists them)", path, name)
+		}
+	}
+	return p.Settings, nil
+}
+
+// profileValues are a profile's settings typed as the registry types
+// them, by setting name; nil without --sim-profile.
+func profileValues(v *Values) (map[string]any, error) {
+	key := SimKey(profileSetting)
+	path, _ := v.Get(key).(string)
+	if path == "" {
+		return nil, nil
+	}
+	settings, err := readSimProfile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", v.Origin(key), err)
+	}
+	out := map[string]any{}
+	probe := simConfigProbe()
+	for _, s := range simSettings {
+		text, ok := settings[s.name]
+		if !ok {
+			continue
+		}
+		x, err := parseSimValue(s.field(probe), text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: setting %q: %w", v.Origin(key), path, s.name, err)
+		}
+		out[s.name] = x
+	}
+	return out, nil
+}
+
+// parseSimValue reads text as the registry types the field p points at.
+func parseSimValue(p any, text string) (any, error) {
+	switch p.(type) {
+	case *string:
+		return text, nil
+	case *int, *int64:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("want a whole number, got %q", text)
+		}
+		return n, nil
+	case *float64:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("want a number, got %q", text)
+		}
+		return f, nil
+	case *bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return nil, fmt.Errorf("want true or false, got %q", text)
+		}
+		return b, nil
+	case *time.Duration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return nil, fmt.Errorf("want a duration such as 40µs, got %q", text)
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("setting of type %T", p)
+}
