@@ -38,7 +38,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 cli=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./cmd/lmbench ./cmd/lmbench/internal/ui |
 	awk -v m="$mod" '
 	BEGIN {
-		n = split("core/invocation core/bench core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
+		n = split("core/invocation core/bench core/sweep core/merge core/shard core/overhead core/twin core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
 	}
 	{
 		pkg = $1

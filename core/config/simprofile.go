@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -98,4 +99,15 @@ func parseSimValue(p any, text string) (any, error) {
 		return d, nil
 	}
 	return nil, fmt.Errorf("setting of type %T", p)
+}
+
+// SimProfile is --sim-profile's path when the run's engine is the
+// built-in one, "" otherwise: what the run measures is then the twin's
+// prediction of the engine the profile was fitted to.
+func SimProfile(v *Values) string {
+	if u, _ := v.Get(KeyEngineURL).(string); strings.TrimSpace(u) != BuiltinEngine {
+		return ""
+	}
+	path, _ := v.Get(SimKey(profileSetting)).(string)
+	return path
 }

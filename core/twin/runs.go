@@ -29,7 +29,7 @@ type Request struct {
 	Job
 	FirstToken, Finish float64
 	// Tokens are the output chunks' arrival times.
-	Tokens []float64
+	Tokens          []float64
 	TTFT, E2E, TPOT float64
 	HasTPOT         bool
 }
