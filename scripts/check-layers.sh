@@ -10,7 +10,7 @@
 #   - the CLI (cmd/lmbench and its internal/ui, tests apart) imports
 #     only what a subcommand calls: the orchestration (core/invocation
 #     for run and sweep, core/bench and the entry points beside it: sweep,
-#     merge, shard, overhead for calibrate,
+#     merge, shard, overhead for calibrate, twin for fit,
 #     sim, barrier, plugin for discovery and launch), the configuration
 #     (core/config), the output (core/report, core/htmlreport,
 #     core/analysis, core/record), its own UI and the protocol's types

@@ -20,7 +20,7 @@ bin=bin/lmbench
 # The truth: every cost unlike the built-in defaults; no GPU tier, so hits
 # load from the CPU tier.
 truth=(--prefill-per-token 80us --prefill-growth 20us --prefill-overhead 4ms
-	--cpu-load-per-token 8us --decode-per-token 6ms --decode-per-seq 400us --max-num-seqs 12
+	--cpu-load-per-token 8us --decode-per-token 6ms --decode-per-seq 400us --max-num-seqs 8
 	--gpu-gb 0 --cpu-gb 4)
 
 python3 - "$out/trace.jsonl" <<'PY'

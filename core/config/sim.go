@@ -259,6 +259,3 @@ func SimGiven(v *Values, l Layer) []string {
 	}
 	return out
 }
-
-// simConfigProbe is a sim.Config whose fields only give their types.
-func simConfigProbe() *sim.Config { c := sim.DefaultConfig(); return &c }

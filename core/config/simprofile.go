@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // profileSetting is the built-in engine's setting that names a twin
@@ -53,52 +51,18 @@ func profileValues(v *Values) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", v.Origin(key), err)
 	}
 	out := map[string]any{}
-	probe := simConfigProbe()
-	for _, s := range simSettings {
-		text, ok := settings[s.name]
+	for _, o := range SimOptions("") {
+		text, ok := settings[o.Flag]
 		if !ok {
 			continue
 		}
-		x, err := parseSimValue(s.field(probe), text)
+		x, err := o.Parse(text)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: setting %q: %w", v.Origin(key), path, s.name, err)
+			return nil, fmt.Errorf("%s: %s: setting %q: %w", v.Origin(key), path, o.Flag, err)
 		}
-		out[s.name] = x
+		out[o.Flag] = x
 	}
 	return out, nil
-}
-
-// parseSimValue reads text as the registry types the field p points at.
-func parseSimValue(p any, text string) (any, error) {
-	switch p.(type) {
-	case *string:
-		return text, nil
-	case *int, *int64:
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("want a whole number, got %q", text)
-		}
-		return n, nil
-	case *float64:
-		f, err := strconv.ParseFloat(text, 64)
-		if err != nil {
-			return nil, fmt.Errorf("want a number, got %q", text)
-		}
-		return f, nil
-	case *bool:
-		b, err := strconv.ParseBool(text)
-		if err != nil {
-			return nil, fmt.Errorf("want true or false, got %q", text)
-		}
-		return b, nil
-	case *time.Duration:
-		d, err := time.ParseDuration(text)
-		if err != nil {
-			return nil, fmt.Errorf("want a duration such as 40µs, got %q", text)
-		}
-		return d, nil
-	}
-	return nil, fmt.Errorf("setting of type %T", p)
 }
 
 // SimProfile is --sim-profile's path when the run's engine is the

@@ -162,6 +162,22 @@ type generation struct {
 	firstToken       time.Duration // from arrival to the first output token
 }
 
+// enter queues a request, counted waiting, for one of the MaxNumSeqs
+// places and then for the GPU; leave gives the place back.
+func (e *engine) enter(ctx context.Context) (leave func(), err error) {
+	e.stats.waiting.Add(1)
+	defer e.stats.waiting.Add(-1)
+	leave, err = e.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.gpu.acquire(ctx); err != nil {
+		leave()
+		return nil, err
+	}
+	return leave, nil
+}
+
 // generate runs one request: queue for the GPU, prefill what no tier holds
 // and load what lower tiers hold, then produce maxTokens tokens, calling
 // emit for each at its simulated time (the first right after the prefill,
@@ -181,17 +197,11 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 		windows = prefixcache.WindowHashes(prompt, e.cfg.BlockSize)
 		chunks = prefixcache.AlignedChunks(windows, e.cfg.BlockSize)
 	}
-
-	e.stats.waiting.Add(1)
-	leave, err := e.admit(ctx)
-	if err == nil {
-		defer leave()
-		err = e.gpu.acquire(ctx)
-	}
-	e.stats.waiting.Add(-1)
+	leave, err := e.enter(ctx)
 	if err != nil {
 		return g, err
 	}
+	defer leave()
 	e.stats.running.Add(1)
 	defer e.stats.running.Add(-1)
 	g.queued = time.Since(arrived)

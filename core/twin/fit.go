@@ -14,6 +14,7 @@ const (
 	colGrowth
 	colCPU
 	colDisk
+	colLatency
 	numCols
 )
 
@@ -64,9 +65,13 @@ func appendOnce(s []string, v string) []string {
 // features and its time on the GPU, given a cap of seqs (0: none).
 func prefillRows(runs []Run, seqs int) (x [][]float64, y []float64) {
 	for _, r := range runs {
-		start := prefillStarts(r.Requests, seqs)
+		start, behind := prefillStarts(r.Requests, seqs)
 		for i, q := range r.Requests {
-			x = append(x, features(q.Job))
+			row := features(q.Job)
+			if !behind[i] {
+				row[colLatency] = 1
+			}
+			x = append(x, row)
 			y = append(y, q.FirstToken-start[i])
 		}
 	}
@@ -75,15 +80,20 @@ func prefillRows(runs []Run, seqs int) (x [][]float64, y []float64) {
 
 func features(j Job) []float64 {
 	c := float64(j.computed())
-	return []float64{colOverhead: 1, colComputed: c, colGrowth: c * float64(j.Prompt) / 1000, colCPU: float64(j.CachedCPU), colDisk: float64(j.CachedDisk)}
+	return []float64{colOverhead: 1, colComputed: c, colGrowth: c * float64(j.Prompt) / 1000, colCPU: float64(j.CachedCPU), colDisk: float64(j.CachedDisk), colLatency: 0}
 }
 
 // prefillStarts replays the engine's queues on the measured times: in
 // arrival order, a request is admitted once fewer than seqs of those
 // before it are unfinished, and its prefill starts once admitted and the
-// previous one's first token is out.
-func prefillStarts(qs []Request, seqs int) []float64 {
+// previous one's first token is out. behind says which started behind
+// another's prefill: their start is that one's first token as the client
+// saw it, so the client's latency cancels out of their time on the GPU,
+// while the others' carries it (from the submission to the engine, and
+// back with the first token).
+func prefillStarts(qs []Request, seqs int) (start []float64, behind []bool) {
 	out := make([]float64, len(qs))
+	behind = make([]bool, len(qs))
 	var finished []float64 // finish times of those before, sorted
 	admitted, gpuFree := math.Inf(-1), math.Inf(-1)
 	for i, q := range qs { // qs are in arrival order
@@ -92,14 +102,14 @@ func prefillStarts(qs []Request, seqs int) []float64 {
 			a = max(a, finished[i-seqs])
 		}
 		admitted = a
-		out[i] = max(a, gpuFree)
+		out[i], behind[i] = max(a, gpuFree), gpuFree > a
 		gpuFree = q.FirstToken
 		k := sort.SearchFloat64s(finished, q.Finish)
 		finished = append(finished, 0)
 		copy(finished[k+1:], finished[k:])
 		finished[k] = q.Finish
 	}
-	return out
+	return out, behind
 }
 
 // maxInFlight is the most requests of r between their submission and
@@ -124,7 +134,9 @@ func maxInFlight(r Run) int {
 
 // fitPrefill fits the prefill's parameters, choosing the cap on requests
 // served at once (none, or 1 up to the most ever in flight) whose queues
-// leave the smallest residuals.
+// leave the smallest residuals. The client's latency gets a column of its
+// own (1 for a request whose prefill did not wait for another's), when
+// both kinds are there, so that the overhead is the engine's.
 func fitPrefill(runs []Run) (Param, []Param, error) {
 	top := 0
 	for _, r := range runs {
@@ -186,10 +198,16 @@ func seqsParam(seqs, top int, best, noCap float64, scores map[int]float64) Param
 // and the computed tokens always; growth with context when the prompts'
 // lengths vary; a tier's load cost when requests loaded from it.
 func prefillColumns(runs []Run) []int {
-	var cpu, disk int
+	var cpu, disk, behind, ahead int
 	var lens []float64
 	for _, r := range runs {
-		for _, q := range r.Requests {
+		_, b := prefillStarts(r.Requests, 0)
+		for i, q := range r.Requests {
+			if b[i] {
+				behind++
+			} else {
+				ahead++
+			}
 			if q.CachedCPU > 0 {
 				cpu++
 			}
@@ -210,6 +228,9 @@ func prefillColumns(runs []Run) []int {
 	}
 	if disk >= 5 {
 		cols = append(cols, colDisk)
+	}
+	if behind >= 5 && ahead >= 5 {
+		cols = append(cols, colLatency)
 	}
 	return cols
 }
@@ -253,14 +274,21 @@ func prefillParams(f fit, cols []int) []Param {
 		{Name: "prefill-overhead", Unit: "s"},
 		{Name: "cpu-load-per-token", Unit: "s", Why: "fewer than 5 requests loaded cached tokens from the CPU tier"},
 		{Name: "disk-load-per-token", Unit: "s", Why: "fewer than 5 requests were known to load from the disk tier (the engine's metrics do not tell it from the CPU tier; a workload's target tier does)"},
+		{Name: ClientLatency, Unit: "s", Why: "the prefills did not both wait behind others and start at once (5 of each): the client's latency is in prefill-overhead"},
 	}
-	at := map[int]int{colComputed: 0, colGrowth: 1, colOverhead: 2, colCPU: 3, colDisk: 4}
+	at := map[int]int{colComputed: 0, colGrowth: 1, colOverhead: 2, colCPU: 3, colDisk: 4, colLatency: 5}
 	for i, c := range cols {
 		p := &ps[at[c]]
 		p.Value, p.Uncertainty, p.Identified, p.Why, p.Samples = f.coef[i], f.stderr[i], true, "", f.n
 	}
 	return ps
 }
+
+// ClientLatency is the parameter that is no engine setting: the time from
+// a submission to the engine's queue plus that of the first token back,
+// fitted apart from the prefill's overhead; the twin's own serving has
+// its own.
+const ClientLatency = "client-latency"
 
 // fitDecode fits a decode step against the batch: each gap between two
 // output chunks of a request, against the requests decoding (past their

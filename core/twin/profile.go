@@ -143,7 +143,7 @@ func (p *Profile) Model() Params {
 func (p *Profile) settings() map[string]string {
 	out := map[string]string{}
 	for _, x := range p.Params {
-		if !x.Identified {
+		if !x.Identified || x.Name == ClientLatency {
 			continue
 		}
 		if x.Unit == "s" {
