@@ -26,6 +26,9 @@ type Sweep struct {
 	MinGood   float64
 	StoppedBy string
 	Complete  bool
+	// PredictedFrom is the twin profile a predicted sweep ran on ("": a
+	// measured sweep).
+	PredictedFrom string
 	// Points are by value (the search's among the ladder's).
 	Points []SweepPoint
 }
@@ -55,6 +58,9 @@ func LoadSweep(dir string) (*Sweep, error) {
 	s := &Sweep{Dir: dir, Key: res.Key, Flag: res.Flag, MinGood: res.MinGood, Complete: res.Complete}
 	if res.SLO != nil {
 		s.SLO = *res.SLO
+	}
+	if res.PredictedFrom != nil {
+		s.PredictedFrom = *res.PredictedFrom
 	}
 	if res.StoppedBy != nil {
 		s.StoppedBy = *res.StoppedBy
@@ -216,6 +222,9 @@ func newSweepSection(i int, s *Sweep) (sweepSection, error) {
 	sec.Line = fmt.Sprintf("%d points over %s (%s)", len(s.Points), s.Key, s.Flag)
 	if s.SLO != "" {
 		sec.Line += ", SLO " + s.SLO
+	}
+	if s.PredictedFrom != "" {
+		sec.Line += "; PREDICTED by the built-in engine serving the twin profile " + s.PredictedFrom + ", not measured"
 	}
 	switch {
 	case s.StoppedBy != "":
