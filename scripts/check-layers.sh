@@ -10,7 +10,7 @@
 #   - the CLI (cmd/lmbench and its internal/ui, tests apart) imports
 #     only what a subcommand calls: the orchestration (core/invocation
 #     for run and sweep, core/bench and the entry points beside it: probe,
-#     sweep, merge, shard, overhead for calibrate,
+#     sweep, merge, shard, overhead for calibrate, twin for fit,
 #     sim, barrier, plugin and pluginset for discovery and launch), the
 #     configuration (core/config, core/config/simconfig), the output (core/report,
 #     core/htmlreport, core/progress, core/analysis, core/record), its own
@@ -39,7 +39,7 @@ bad=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImp
 cli=$(go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./cmd/lmbench ./cmd/lmbench/internal/ui |
 	awk -v m="$mod" '
 	BEGIN {
-		n = split("core/invocation core/bench core/probe core/pluginset core/progress core/config/simconfig core/sweep core/merge core/shard core/overhead core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
+		n = split("core/invocation core/bench core/probe core/pluginset core/progress core/config/simconfig core/sweep core/merge core/shard core/overhead core/twin core/sim core/barrier core/plugin core/config core/report core/htmlreport core/analysis core/record sdk/protocol cmd/lmbench/internal/", ok, " ")
 	}
 	{
 		pkg = $1

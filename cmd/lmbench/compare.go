@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
 
 	"github.com/lmbench/lmbench/core/analysis"
+	"github.com/lmbench/lmbench/core/sweep"
 )
 
 // compareFlags are lmbench compare's flags.
@@ -35,6 +37,9 @@ func cmdCompare(c *cli, args []string) error {
 	case f.Resamples < analysis.MinResamples:
 		return usageError{fmt.Errorf("--resamples: must be >= %d, got %d", analysis.MinResamples, f.Resamples)}
 	}
+	if fs.NArg() == 2 && sweep.IsSweep(fs.Arg(0)) && sweep.IsSweep(fs.Arg(1)) {
+		return comparePrediction(c, fs.Arg(0), fs.Arg(1), f.json)
+	}
 	runs, err := analysis.LoadAll(fs.Args())
 	if err != nil {
 		return err
@@ -46,5 +51,29 @@ func cmdCompare(c *cli, args []string) error {
 	if err := analysis.WriteComparisons(c.stdout, runs, comps, f.text); err != nil {
 		return errors.Join(errors.New("writing the comparison"), err)
 	}
+	return nil
+}
+
+// comparePrediction is lmbench compare of two sweeps: a predicted one (on
+// a twin) beside a measured one, point by point.
+func comparePrediction(c *cli, a, b string, asJSON bool) error {
+	ra, err := sweep.Read(a)
+	if err != nil {
+		return err
+	}
+	rb, err := sweep.Read(b)
+	if err != nil {
+		return err
+	}
+	p, err := sweep.Predict(ra, rb)
+	if err != nil {
+		return usageError{fmt.Errorf("compare %s %s: %w", a, b, err)}
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	}
+	p.WriteText(c.stdout)
 	return nil
 }

@@ -62,6 +62,8 @@ func init() {
 			Help: ui.ReportHelp, Flags: new(reportFlags).register}, errOnly(cmdReport), false},
 		{ui.Command{Name: "compare", Usage: "compare A B [C...] [--json]", Summary: "compare runs: deltas, ratios with 95% bootstrap intervals, per-request pairing",
 			Help: ui.CompareHelp, Flags: new(compareFlags).register}, errOnly(cmdCompare), false},
+		{ui.Command{Name: "fit", Usage: "fit RUN... [-o profile.json]", Summary: "fit the built-in engine to finished runs: a twin profile of the engine",
+			Help: ui.FitHelp, Flags: new(fitFlags).register}, errOnly(cmdFit), false},
 		{ui.Command{Name: "plugins", Usage: "plugins", Summary: "list the workload and exporter plugins found",
 			Help: ui.PluginsHelp, Words: []string{"list"}}, errOnly(cmdPlugins), false},
 		{ui.Command{Name: "probe", Usage: "probe --engine-url URL [--json]", Summary: "what the engine reports, what lmbench can measure on it",

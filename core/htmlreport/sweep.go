@@ -147,6 +147,9 @@ func newSweepSection(i int, s *sweep.Loaded) (sweepSection, error) {
 	if s.SLO != "" {
 		sec.Line += ", SLO " + s.SLO
 	}
+	if s.PredictedFrom != "" {
+		sec.Line += "; PREDICTED by the built-in engine serving the twin profile " + s.PredictedFrom + ", not measured"
+	}
 	switch {
 	case s.StoppedBy != "":
 		sec.Line += "; stopped early: " + s.StoppedBy

@@ -64,7 +64,7 @@ func (s *Session) Sweep(args []string, log io.Writer) (*Sweep, error) {
 	}
 	load, loadErr := config.ReadLoad(r.Values)
 	w.Config = sweep.Config{Spec: spec, OutputDir: config.ReadOutput(r.Values).Dir, SLO: load.SLO.String(), MinGood: opts.MinGood,
-		Continue: opts.Continue, Search: opts.Search, SearchSteps: opts.SearchSteps, Log: log}
+		Continue: opts.Continue, Search: opts.Search, SearchSteps: opts.SearchSteps, Log: log, PredictedFrom: config.SimProfile(r.Values)}
 	if sh := config.ReadShard(r.Values); sh.Sharded() {
 		loadErr = fmt.Errorf("%s: a sweep runs unsharded (shard each point's run with lmbench run --shard instead)", sh.Origin)
 	}

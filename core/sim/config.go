@@ -36,8 +36,24 @@ type Config struct {
 	// cached token from the CPU or disk tier (a GPU-tier hit costs nothing).
 	CPULoadPerToken  time.Duration
 	DiskLoadPerToken time.Duration
-	// DecodePerToken is the time between two output tokens of one request.
+	// DecodePerToken is the time between two output tokens of one request
+	// decoding alone.
 	DecodePerToken time.Duration
+	// DecodePerSeq is what each other request decoding at the same time
+	// adds to that gap: a step costs DecodePerToken + DecodePerSeq × (the
+	// running batch − 1). 0 (the default): decodes never slow each other.
+	DecodePerSeq time.Duration
+	// PrefillOverhead is a fixed GPU time added to every prefill (the
+	// scheduler's step, the sampling of the first token).
+	PrefillOverhead time.Duration
+	// PrefillGrowth is what every 1,000 prompt tokens add to the cost of
+	// each computed token (attention grows with the context): a computed
+	// token costs PrefillPerToken + PrefillGrowth × prompt tokens / 1,000.
+	PrefillGrowth time.Duration
+	// MaxNumSeqs, above 0, caps the requests the engine serves at once,
+	// as vLLM's --max-num-seqs: the others wait, in arrival order, for one
+	// to finish. 0 (the default): no cap.
+	MaxNumSeqs int
 	// TimeScale multiplies every delay: 1 is real time, 0.01 is 100x
 	// faster, 0 sleeps never.
 	TimeScale float64
@@ -76,6 +92,11 @@ type Config struct {
 	// access code of vault 17?") from the facts in the prompt ("The access
 	// code of vault 17 is 4832."), instead of its vocabulary's filler.
 	Answers bool
+
+	// Profile is the twin profile (lmbench fit's) the cost settings came
+	// from, "" when none: the engine is then a twin of a measured one, and
+	// what runs against it measure are predictions.
+	Profile string
 
 	// Faults are injected failures, for tests and demos.
 	Faults Faults
@@ -194,6 +215,9 @@ func (c Config) checkRequests(bad complain) {
 	if c.DefaultMaxTokens < 1 {
 		bad("default-max-tokens", "DefaultMaxTokens", "must be >= 1, got %d", c.DefaultMaxTokens)
 	}
+	if c.MaxNumSeqs < 0 {
+		bad("max-num-seqs", "MaxNumSeqs", "must be >= 0 (0: no cap), got %d", c.MaxNumSeqs)
+	}
 	if c.EOSAfter < 0 {
 		bad("eos-after", "EOSAfter", "must be >= 0 (0: no early end), got %d", c.EOSAfter)
 	}
@@ -241,6 +265,9 @@ func (c Config) checkTimes(bad complain) {
 		{"cpu-load-per-token", "CPULoadPerToken", c.CPULoadPerToken},
 		{"disk-load-per-token", "DiskLoadPerToken", c.DiskLoadPerToken},
 		{"decode-per-token", "DecodePerToken", c.DecodePerToken},
+		{"decode-per-seq", "DecodePerSeq", c.DecodePerSeq},
+		{"prefill-overhead", "PrefillOverhead", c.PrefillOverhead},
+		{"prefill-growth", "PrefillGrowth", c.PrefillGrowth},
 		{"fault-slow-first-token-delay", "Faults.SlowFirstTokenDelay", c.Faults.SlowFirstTokenDelay},
 	} {
 		if d.v < 0 {

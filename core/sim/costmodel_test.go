@@ -28,7 +28,7 @@ func TestPrefillCost(t *testing.T) {
 		{100, 1000, 1000, 0, 5*time.Millisecond + 7500*time.Microsecond + 5*time.Millisecond}, // blended from CPU: load too
 	}
 	for _, tt := range tests {
-		if got := cfg.prefillCost(tt.computed, tt.blended, tt.cpu, tt.disk); got != tt.want {
+		if got := cfg.prefillCost(tt.computed, tt.computed, tt.blended, tt.cpu, tt.disk); got != tt.want {
 			t.Errorf("prefillCost(computed %d, blended %d, cpu %d, disk %d) = %v, want %v",
 				tt.computed, tt.blended, tt.cpu, tt.disk, got, tt.want)
 		}
@@ -222,5 +222,73 @@ func TestSlowHitsFault(t *testing.T) {
 		if g.cachedTokens != 1024 || g.prefillCost != want {
 			t.Errorf("slow hits %v: cached %d, cost %v; want 1024, %v", slow, g.cachedTokens, g.prefillCost, want)
 		}
+	}
+}
+
+// TestPrefillCostGrowthAndOverhead: the fixed overhead is paid once, and
+// every computed token costs more as the prompt grows.
+func TestPrefillCostGrowthAndOverhead(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.PrefillOverhead = 3 * time.Millisecond
+	cfg.PrefillGrowth = 10 * time.Microsecond // per 1,000 prompt tokens
+	// 2,000-token prompt, 1,000 computed: 3ms + 1000 x (50 + 20)µs = 73ms;
+	// 1,000 from the CPU tier at 5µs: 5ms more.
+	if got, want := cfg.prefillCost(2000, 1000, 0, 1000, 0), 78*time.Millisecond; got != want {
+		t.Errorf("prefillCost = %v, want %v", got, want)
+	}
+}
+
+// TestDecodeStepGrowsWithBatch: each other decoding request adds
+// DecodePerSeq to the gap, and none adds nothing by default.
+func TestDecodeStepGrowsWithBatch(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	e := newEngine(cfg)
+	e.decoding.Store(5)
+	if got := e.decodeStep(); got != 10*time.Millisecond {
+		t.Errorf("default decode step with 5 decoding = %v, want 10ms", got)
+	}
+	cfg.DecodePerSeq = 2 * time.Millisecond
+	e = newEngine(cfg)
+	for _, tt := range []struct {
+		running int64
+		want    time.Duration
+	}{{0, 10 * time.Millisecond}, {1, 10 * time.Millisecond}, {5, 18 * time.Millisecond}} {
+		e.decoding.Store(tt.running)
+		if got := e.decodeStep(); got != tt.want {
+			t.Errorf("decode step with %d decoding = %v, want %v", tt.running, got, tt.want)
+		}
+	}
+}
+
+// TestMaxNumSeqs: with two places, a third request waits until one of
+// the first two finishes, and gets in then.
+func TestMaxNumSeqs(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.MaxNumSeqs = 2
+	e := newEngine(cfg)
+	var leaves []func()
+	for range 2 {
+		leave, err := e.admit(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves = append(leaves, leave)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, err := e.admit(t.Context())
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("third request admitted beside two (err %v); want it held", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	leaves[0]()
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -33,18 +33,20 @@ func outputToken(k int) string {
 	return " " + w
 }
 
-// gpuQueue is the one GPU's prefill slot, granted in arrival order.
+// gpuQueue is the one GPU's prefill slot (or, with size above 1, that
+// many places), granted in arrival order.
 type gpuQueue struct {
 	mu      sync.Mutex
-	busy    bool
+	size    int // places; 0 is 1
+	held    int
 	waiters list.List // of chan struct{}, closed when the slot is handed over
 }
 
 // acquire waits for the slot, first come first served, or until ctx ends.
 func (q *gpuQueue) acquire(ctx context.Context) error {
 	q.mu.Lock()
-	if !q.busy {
-		q.busy = true
+	if q.held < max(q.size, 1) && q.waiters.Len() == 0 {
+		q.held++
 		q.mu.Unlock()
 		return nil
 	}
@@ -77,7 +79,7 @@ func (q *gpuQueue) release() {
 		close(front.Value.(chan struct{}))
 		return
 	}
-	q.busy = false
+	q.held--
 }
 
 // engine is the simulated GPU. Prefills run one at a time, in arrival
@@ -87,7 +89,13 @@ type engine struct {
 	cfg   Config
 	cache *prefixcache.Cache
 	gpu   gpuQueue
+	// seqs are the Config.MaxNumSeqs places, granted in arrival order;
+	// nil without a cap.
+	seqs  *gpuQueue
 	stats engineStats
+	// decoding counts the requests past their prefill and not yet done:
+	// the running batch a decode step's cost grows with.
+	decoding atomic.Int64
 
 	// decodeGate, when set (tests only), holds every request before its
 	// second output token until it is closed.
@@ -117,7 +125,23 @@ type engineStats struct {
 }
 
 func newEngine(cfg Config) *engine {
-	return &engine{cfg: cfg, cache: newCache(cfg), stats: engineStats{latency: newLatencies(cfg.Model)}}
+	e := &engine{cfg: cfg, cache: newCache(cfg), stats: engineStats{latency: newLatencies(cfg.Model)}}
+	if cfg.MaxNumSeqs > 0 {
+		e.seqs = &gpuQueue{size: cfg.MaxNumSeqs}
+	}
+	return e
+}
+
+// admit waits, first come first served, for one of the MaxNumSeqs places
+// (at once without a cap); release gives it back.
+func (e *engine) admit(ctx context.Context) (release func(), err error) {
+	if e.seqs == nil {
+		return func() {}, nil
+	}
+	if err := e.seqs.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return e.seqs.release, nil
 }
 
 // newCache returns the KV cache cfg's tiers describe.
@@ -136,6 +160,22 @@ type generation struct {
 	completionTokens int
 	queued           time.Duration // waiting for the GPU
 	firstToken       time.Duration // from arrival to the first output token
+}
+
+// enter queues a request, counted waiting, for one of the MaxNumSeqs
+// places and then for the GPU; leave gives the place back.
+func (e *engine) enter(ctx context.Context) (leave func(), err error) {
+	e.stats.waiting.Add(1)
+	defer e.stats.waiting.Add(-1)
+	leave, err = e.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.gpu.acquire(ctx); err != nil {
+		leave()
+		return nil, err
+	}
+	return leave, nil
 }
 
 // generate runs one request: queue for the GPU, prefill what no tier holds
@@ -157,13 +197,11 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 		windows = prefixcache.WindowHashes(prompt, e.cfg.BlockSize)
 		chunks = prefixcache.AlignedChunks(windows, e.cfg.BlockSize)
 	}
-
-	e.stats.waiting.Add(1)
-	err := e.gpu.acquire(ctx)
-	e.stats.waiting.Add(-1)
+	leave, err := e.enter(ctx)
 	if err != nil {
 		return g, err
 	}
+	defer leave()
 	e.stats.running.Add(1)
 	defer e.stats.running.Add(-1)
 	g.queued = time.Since(arrived)
@@ -186,10 +224,13 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 			return g, err
 		}
 	}
-	step := e.cfg.scaled(e.cfg.DecodePerToken)
-	var last time.Time // when the previous token was emitted
+	e.decoding.Add(1)
+	defer e.decoding.Add(-1)
+	var last time.Time    // when the previous token was emitted
+	var due time.Duration // the next token's time after start
 	for k := range maxTokens {
 		if k > 0 {
+			step := e.decodeStep()
 			if k == 1 && e.decodeGate != nil {
 				select {
 				case <-e.decodeGate:
@@ -198,7 +239,8 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 				}
 				start = time.Now().Add(-step)
 			}
-			if err := sleepUntil(ctx, start.Add(time.Duration(k)*step)); err != nil {
+			due += step
+			if err := sleepUntil(ctx, start.Add(due)); err != nil {
 				return g, err
 			}
 		} else {
@@ -225,6 +267,16 @@ func (e *engine) generate(ctx context.Context, prompt []string, maxTokens int, s
 	return g, nil
 }
 
+// decodeStep is the wall-clock gap before a request's next output token:
+// DecodePerToken, plus DecodePerSeq for every other request decoding now.
+func (e *engine) decodeStep() time.Duration {
+	d := e.cfg.DecodePerToken
+	if e.cfg.DecodePerSeq > 0 {
+		d += time.Duration(max(e.decoding.Load()-1, 0)) * e.cfg.DecodePerSeq
+	}
+	return e.cfg.scaled(d)
+}
+
 // prefill models the GPU computing the prompt's KV cache; the caller holds
 // the GPU. It fills in g's cache counts.
 func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, hashes []prefixcache.BlockHash, windows, chunks []uint64) error {
@@ -245,10 +297,10 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 	computed := len(prompt) - g.cachedTokens - g.blendTokens
 	recomputed := int(math.Round(float64(g.blendTokens) * e.cfg.BlendRecompute))
 
-	g.prefillCost = e.cfg.prefillCost(computed, g.blendTokens, g.cachedBy[prefixcache.CPU]+blendBy[prefixcache.CPU],
+	g.prefillCost = e.cfg.prefillCost(len(prompt), computed, g.blendTokens, g.cachedBy[prefixcache.CPU]+blendBy[prefixcache.CPU],
 		g.cachedBy[prefixcache.Disk]+blendBy[prefixcache.Disk])
 	if e.cfg.Faults.SlowHits {
-		g.prefillCost = e.cfg.prefillCost(len(prompt), 0, 0, 0)
+		g.prefillCost = e.cfg.prefillCost(len(prompt), len(prompt), 0, 0, 0)
 	}
 	if err := sleepUntil(ctx, time.Now().Add(e.cfg.scaled(g.prefillCost))); err != nil {
 		return err
@@ -271,12 +323,14 @@ func (e *engine) prefill(ctx context.Context, g *generation, prompt []string, ha
 	return nil
 }
 
-// prefillCost is the cost model of one prefill: computed tokens at
-// PrefillPerToken, the BlendRecompute fraction of blended tokens likewise,
-// and tokens found in the CPU or disk tier (prefix or blended) at that
-// tier's load cost. GPU-tier hits are free.
-func (c Config) prefillCost(computed, blended, fromCPU, fromDisk int) time.Duration {
-	cost := time.Duration(float64(c.PrefillPerToken) * (float64(computed) + float64(blended)*c.BlendRecompute))
+// prefillCost is the cost model of one prefill of a prompt of n tokens:
+// PrefillOverhead, computed tokens at PrefillPerToken (plus PrefillGrowth
+// per 1,000 prompt tokens), the BlendRecompute fraction of blended tokens
+// likewise, and tokens found in the CPU or disk tier (prefix or blended) at
+// that tier's load cost. GPU-tier hits are free.
+func (c Config) prefillCost(n, computed, blended, fromCPU, fromDisk int) time.Duration {
+	perToken := float64(c.PrefillPerToken) + float64(c.PrefillGrowth)*float64(n)/1000
+	cost := c.PrefillOverhead + time.Duration(perToken*(float64(computed)+float64(blended)*c.BlendRecompute))
 	cost += time.Duration(fromCPU) * c.CPULoadPerToken
 	cost += time.Duration(fromDisk) * c.DiskLoadPerToken
 	return cost

@@ -19,6 +19,9 @@ type Loaded struct {
 	MinGood   float64
 	StoppedBy string
 	Complete  bool
+	// PredictedFrom is the twin profile a predicted sweep ran on ("": a
+	// measured sweep).
+	PredictedFrom string
 	// Points are by value (the search's among the ladder's).
 	Points []LoadedPoint
 }
@@ -49,6 +52,9 @@ func Load(dir string) (*Loaded, error) {
 	s := &Loaded{Dir: dir, Key: res.Key, Flag: res.Flag, MinGood: res.MinGood, Complete: res.Complete}
 	if res.SLO != nil {
 		s.SLO = *res.SLO
+	}
+	if res.PredictedFrom != nil {
+		s.PredictedFrom = *res.PredictedFrom
 	}
 	if res.StoppedBy != nil {
 		s.StoppedBy = *res.StoppedBy

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -40,6 +41,10 @@ type Result struct {
 	Best *Point `json:"best"`
 	// Complete: the sweep ended without a failed or interrupted point.
 	Complete bool `json:"complete"`
+	// PredictedFrom is the twin profile the sweep ran on (--engine-url
+	// builtin --sim-profile): its figures are predictions. Absent on a
+	// measured sweep.
+	PredictedFrom *string `json:"predicted_from,omitempty"`
 }
 
 // Point is one run of the sweep. A figure is nil when the point's
@@ -61,6 +66,7 @@ type Point struct {
 	Failed           *float64 `json:"failed_requests"`
 	P50TTFTMs        *float64 `json:"p50_ttft_ms"`
 	P99TTFTMs        *float64 `json:"p99_ttft_ms"`
+	P50TPOTMs        *float64 `json:"p50_tpot_ms"`
 	P99SlipMs        *float64 `json:"p99_schedule_slip_ms"`
 	GoodputRPS       *float64 `json:"goodput_rps"`
 	GoodShare        *float64 `json:"good_share"`
@@ -129,6 +135,10 @@ func judge(p *Point, dir string, minGood float64, hasSLO bool) {
 	successful, failed := float64(s.Results.SuccessfulRequests), float64(s.Results.FailedRequests)
 	p.Successful, p.Failed = &successful, &failed
 	p.P50TTFTMs, p.P99TTFTMs = s.Results.P50TTFTMs, s.Results.P99TTFTMs
+	if m, ok := s.Metrics["tpot_ms"]; ok && !math.IsNaN(m.Median) {
+		tpot := m.Median
+		p.P50TPOTMs = &tpot
+	}
 	p.GoodputRPS, p.GoodShare = g.Rate, g.Attainment["all"]
 	p.Saturated = p.AchievedFraction != nil && *p.AchievedFraction < SaturatedBelow
 	if hasSLO {

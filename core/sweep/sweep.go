@@ -33,6 +33,9 @@ type Config struct {
 	// Log gets a line per point, why the ladder stopped and a file that
 	// could not be written (nil: nowhere).
 	Log io.Writer
+	// PredictedFrom is the twin profile the points ran on ("": a measured
+	// sweep): the sweep is then a prediction (docs/twin.md).
+	PredictedFrom string
 	// Combine, when set, writes further combined files after the summary
 	// and the CSV, each time they are written.
 	Combine Combiner
@@ -87,6 +90,9 @@ func Run(ctx context.Context, cfg Config, run Runner) (*Result, error) {
 		return nil, fmt.Errorf("--output-dir %s: %w", cfg.OutputDir, err)
 	}
 	s := &sweeper{cfg: cfg, run: run, res: &Result{Key: cfg.Spec.Key, Flag: cfg.Spec.Flag(), Values: cfg.Spec.Values, MinGood: cfg.MinGood}}
+	if cfg.PredictedFrom != "" {
+		s.res.PredictedFrom = &cfg.PredictedFrom
+	}
 	if cfg.SLO != "" {
 		slo := cfg.SLO
 		s.res.SLO = &slo

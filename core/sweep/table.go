@@ -11,6 +11,9 @@ import (
 // ends with, after each point's own summary. A figure not defined is n/a.
 func WriteTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "\nlmbench sweep: %d points of %s\n", len(r.Points), r.Key)
+	if r.PredictedFrom != nil {
+		fmt.Fprintf(w, "predicted: the built-in engine served the twin profile %s; these are predictions, not measurements\n", *r.PredictedFrom)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "point\t"+r.Key+"\tstatus\trequested/s\tachieved/s\tp50 TTFT ms\tp99 TTFT ms\tgood share\tverdict\t")
 	for _, p := range r.Points {

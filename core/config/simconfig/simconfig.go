@@ -45,6 +45,14 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.DiskLoadPerToken }},
 	{"decode-per-token", "time between two output tokens of one request (decodes of different requests run as one batch, concurrently)", nil, nil,
 		func(c *sim.Config) any { return &c.DecodePerToken }},
+	{"decode-per-seq", "what each other request decoding at the same time adds to the gap between two output tokens (a step costs {decode-per-token} + this x (running batch - 1)); 0 = decodes never slow each other", nil, nil,
+		func(c *sim.Config) any { return &c.DecodePerSeq }},
+	{"prefill-overhead", "fixed GPU time added to every prefill", nil, nil,
+		func(c *sim.Config) any { return &c.PrefillOverhead }},
+	{"prefill-growth", "what every 1,000 prompt tokens add to the cost of each computed token (attention's growth with context): a token costs {prefill-per-token} + this x prompt tokens / 1000", nil, nil,
+		func(c *sim.Config) any { return &c.PrefillGrowth }},
+	{"max-num-seqs", "most requests served at once, as vLLM's --max-num-seqs: the others wait in arrival order for one to finish; 0 = no cap", bound(0), nil,
+		func(c *sim.Config) any { return &c.MaxNumSeqs }},
 	{"time-scale", "multiplies every simulated delay: 1 = real time, 0.01 = 100x faster, 0 = no delays at all", bound(0), nil,
 		func(c *sim.Config) any { return &c.TimeScale }},
 	{"block-size", "KV-cache block size in tokens (a token is one whitespace-separated word); only whole blocks are cached", bound(1), nil,
@@ -74,6 +82,8 @@ var simSettings = []simSetting{
 		func(c *sim.Config) any { return &c.ExtraModels }},
 	{"answers", "answer needle questions (\"What is the X?\") from the prompt's facts (\"The X is V.\"), \"I do not know.\" without one, as the needle-qa workload asks them, instead of filler tokens", nil, nil,
 		func(c *sim.Config) any { return &c.Answers }},
+	{"profile", "a twin profile (lmbench fit -o FILE): serve the engine with its fitted settings; a setting given explicitly overrides the profile's", nil, nil,
+		func(c *sim.Config) any { return &c.Profile }},
 	{"fault-seed", "seed of the fault draws (request n draws from (seed, n))", nil, nil,
 		func(c *sim.Config) any { return &c.Faults.Seed }},
 	{"fault-http-500", "fraction of requests answered with HTTP 500 at once", bound(0), bound(1),
@@ -188,12 +198,19 @@ func setField(p, v any) {
 // GB, got -1".
 func Config(v *config.Values) (sim.Config, error) {
 	cfg := sim.DefaultConfig()
+	profile, err := profileValues(v)
+	if err != nil {
+		return cfg, err
+	}
 	for _, s := range simSettings {
-		if x := v.Get(Key(s.name)); x != nil {
+		k := Key(s.name)
+		if x, ok := profile[s.name]; ok && !v.UserSet(k) {
+			setField(s.field(&cfg), x)
+		} else if x := v.Get(k); x != nil {
 			setField(s.field(&cfg), x)
 		}
 	}
-	err := cfg.Validate()
+	err = cfg.Validate()
 	if err == nil {
 		return cfg, nil
 	}

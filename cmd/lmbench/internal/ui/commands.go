@@ -56,6 +56,28 @@ figures (the in-process engine shares the CPUs, so it is an upper bound).
 Flags:
 `
 
+// FitHelp is lmbench fit --help.
+const FitHelp = `Usage: lmbench fit RUN|SWEEPDIR... [-o profile.json]
+
+Fit the built-in engine's cost model to finished runs against an engine, so
+the built-in engine serves as its twin: the prefill's cost per uncached
+token, its growth with the prompt's length and its fixed overhead, the cost
+of a cached token loaded from the CPU and disk tiers, the decode step and
+its growth with the running batch, and the most requests served at once.
+RUN is a run's output directory or its bench_journal.jsonl (per-request
+timings, chunk offsets, cached tokens; the engine's metrics, when the run
+scraped them, say which tier the hits came from); SWEEPDIR fits every point
+of a sweep. Prints each parameter with its standard error, the ones the
+runs could not identify and why (they keep the built-in engine's
+defaults), and the residuals: each request replayed through the fitted
+model, the median and p90 of |predicted - measured| / measured of its
+TTFT, TPOT and E2E. Serve the profile with lmbench sim --profile FILE, or
+predict a sweep with lmbench sweep --engine-url builtin --sim-profile FILE
+(docs/twin.md).
+
+Flags:
+`
+
 // ReportHelp is lmbench report --help.
 const ReportHelp = `Usage: lmbench report DIR|SWEEPDIR... [-o report.html] [--seed N] [--resamples N]
 
