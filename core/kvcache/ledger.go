@@ -109,7 +109,15 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	reported := ph[0].cached+ph[1].cached > 0
 	l.Verdicts = append(l.Verdicts, declaredVerdicts(declared, workload, blockSize, reported)...)
 	l.TTFTGain = gain.result()
-	if v := ttftGainVerdict(l.TTFTGain); v != "" {
+	waiting := math.NaN()
+	if e != nil && e.Available() {
+		for _, w := range []float64{e.Warmup.WaitingMax, e.Measure.WaitingMax} {
+			if !math.IsNaN(w) && (math.IsNaN(waiting) || w > waiting) {
+				waiting = w
+			}
+		}
+	}
+	if v := ttftGainVerdict(l.TTFTGain, waiting); v != "" {
 		l.Verdicts = append(l.Verdicts, v)
 	}
 	var warm, measure report.EnginePhase
