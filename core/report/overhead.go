@@ -44,6 +44,13 @@ type Overhead struct {
 	GCPauses                     int64
 	GCPauseTotalMs, GCPauseMaxMs float64
 
+	// How long the workload (Workload) took to answer each of its Steps
+	// in the measured phase (Steps of them): while it thinks, nothing it
+	// returns can go out, so a slow Step shows as dispatch lag.
+	Workload             string
+	Steps                int
+	StepP99Ms, StepMaxMs float64
+
 	Verdict Verdict
 }
 
@@ -58,12 +65,40 @@ type Verdict struct {
 	// InflationMs (saturated): how much TTFT may be inflated at p99, the
 	// dispatch lag's p99 plus the event loop's.
 	InflationMs float64
+	// StepSlow: the dispatch lag is the workload's, not the client's: its
+	// slowest Step took more than the lag threshold and at least half the
+	// dispatch lag's p99.
+	StepSlow bool
 	// The thresholds the run was judged by.
 	CPUThresholdPercent, LagThresholdMs float64
 }
 
 // Text is the verdict as one line.
 func (o *Overhead) Text() string {
+	v := o.Verdict
+	if v.StepSlow {
+		plugin := fmt.Sprintf("WARNING: workload %s took up to %s s to answer Step (p99 %s ms over %d steps); "+
+			"the lag is the plugin's, not the client's: requests went out as late as its Steps answered (dispatch lag p99 %s ms)",
+			o.Workload, secs(o.StepMaxMs), ms2(o.StepP99Ms), o.Steps, ms2(o.DispatchLagP99Ms))
+		if v.CPUOver || o.LoopLagP99Ms > v.LagThresholdMs {
+			plugin += "; " + strings.TrimPrefix(o.clientText(), "WARNING: ")
+		}
+		return plugin
+	}
+	return o.clientText()
+}
+
+// secs is a figure in ms as seconds with one decimal, "n/a" when not
+// defined.
+func secs(msv float64) string {
+	if math.IsNaN(msv) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", msv/1000)
+}
+
+// clientText is the verdict on the client alone.
+func (o *Overhead) clientText() string {
 	v := o.Verdict
 	if !v.Saturated {
 		if math.IsNaN(v.BoundMs) {
@@ -130,6 +165,12 @@ func overheadSection(o *Overhead) string {
 	} {
 		b.WriteString(e.String() + "\n")
 	}
+	if o.Steps > 0 { // none timed: a summary rebuilt from a journal
+		for _, e := range []entry{{"Workload Steps", o.Steps}, {"Step time P99 (ms)", o.StepP99Ms},
+			{"Step time max (ms)", o.StepMaxMs}} {
+			b.WriteString(e.String() + "\n")
+		}
+	}
 	for _, l := range wrap(o.Text(), Width) {
 		b.WriteString(l + "\n")
 	}
@@ -169,6 +210,10 @@ func withOverhead(doc []kv, o *Overhead) []kv {
 	if o.GCPauses < 0 {
 		gc = nil
 	}
+	var steps any // null: no Step timed (a summary rebuilt from a journal)
+	if o.Steps > 0 {
+		steps = []kv{{"workload", o.Workload}, {"count", o.Steps}, {"p99", o.StepP99Ms}, {"max", o.StepMaxMs}}
+	}
 	v := o.Verdict
 	bound, inflation := v.BoundMs, math.NaN()
 	if v.Saturated {
@@ -192,8 +237,10 @@ func withOverhead(doc []kv, o *Overhead) []kv {
 		{"gc_pauses", []kv{
 			{"count", gc}, {"total_ms", o.GCPauseTotalMs}, {"max_ms", o.GCPauseMaxMs},
 		}},
+		{"steps_ms", steps},
 		{"verdict", []kv{
 			{"saturated", v.Saturated},
+			{"step_slow", v.StepSlow},
 			{"cpu_over_threshold", v.CPUOver},
 			{"lag_over_threshold", v.LagOver},
 			{"client_added_p99_ms", bound},
