@@ -267,12 +267,11 @@ func TestSlowStepIsThePlugins(t *testing.T) {
 		text           string
 	}{
 		{"a 30 s Step", 29000, 1, append(repeat(0.2, 50), 30000), true,
-			"WARNING: workload slowpoke took up to 30.0 s to answer Step (p99 15000.10 ms over 51 steps); " +
-				"the lag is the plugin's, not the client's: requests went out as late as its Steps answered " +
-				"(dispatch lag p99 29000.00 ms)"},
+			"WARNING: workload slowpoke took up to 30.0 s to answer Step; the lag is the plugin's, not the client's: " +
+				"requests went out as late as its Steps answered (Step p99 15000.10 ms over 51 steps; dispatch lag p99 29000.00 ms)"},
 		{"a slow Step and a busy loop", 29000, 40, []float64{30000}, true,
-			"the lag is the plugin's, not the client's: requests went out as late as its Steps answered " +
-				"(dispatch lag p99 29000.00 ms); the client was saturated (dispatch lag p99"},
+			"requests went out as late as its Steps answered (Step p99 30000.00 ms over 1 steps; dispatch lag p99 29000.00 ms); " +
+				"the client was saturated (dispatch lag p99"},
 		{"fast Steps", 300, 1, repeat(0.2, 50), false, "WARNING: the client was saturated (dispatch lag p99 300.00 ms > 10 ms)"},
 		{"no lag to explain", 2, 1, []float64{30000}, false, "Client-added latency at most 2.00 ms at p99"},
 	} {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/lmbench/lmbench/sdk/host/fault"
 )
 
 // Overhead is the run's overhead certificate: how much latency lmbench's
@@ -77,24 +79,15 @@ type Verdict struct {
 func (o *Overhead) Text() string {
 	v := o.Verdict
 	if v.StepSlow {
-		plugin := fmt.Sprintf("WARNING: workload %s took up to %s s to answer Step (p99 %s ms over %d steps); "+
-			"the lag is the plugin's, not the client's: requests went out as late as its Steps answered (dispatch lag p99 %s ms)",
-			o.Workload, secs(o.StepMaxMs), ms2(o.StepP99Ms), o.Steps, ms2(o.DispatchLagP99Ms))
+		plugin := fmt.Sprintf("WARNING: %s: requests went out as late as its Steps answered "+
+			"(Step p99 %s ms over %d steps; dispatch lag p99 %s ms)",
+			fault.SlowStep(o.Workload, o.StepMaxMs/1000), ms2(o.StepP99Ms), o.Steps, ms2(o.DispatchLagP99Ms))
 		if v.CPUOver || o.LoopLagP99Ms > v.LagThresholdMs {
 			plugin += "; " + strings.TrimPrefix(o.clientText(), "WARNING: ")
 		}
 		return plugin
 	}
 	return o.clientText()
-}
-
-// secs is a figure in ms as seconds with one decimal, "n/a" when not
-// defined.
-func secs(msv float64) string {
-	if math.IsNaN(msv) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f", msv/1000)
 }
 
 // clientText is the verdict on the client alone.
