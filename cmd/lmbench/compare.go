@@ -44,6 +44,9 @@ func cmdCompare(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range analysis.SameRuns(runs) {
+		fmt.Fprintf(c.stderr, "lmbench: warning: %s\n", w)
+	}
 	comps := analysis.CompareAll(runs, f.Options)
 	if f.json {
 		return analysis.WriteComparisonsJSON(c.stdout, runs, comps, f.text)

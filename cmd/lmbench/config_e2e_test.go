@@ -221,11 +221,11 @@ func TestConfigKeepsRequiredArgumentCheck(t *testing.T) {
 	cfg := writeTemp(t, "c.json", `{"workload": "random-prefill", "model": "m"}`)
 	r := lmbench(t, nil, "run", "--config", cfg, "--no-interactive")
 	want := "Missing required arguments: --engine-url, --tokens-per-gb-kvcache or --lmcache-url. Provide them or remove --no-interactive for guided setup."
-	if r.code != 1 || !strings.Contains(r.stderr, want) {
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	r = lmbench(t, nil, "run", "--config", cfg, "--export-config", filepath.Join(t.TempDir(), "x.json"))
-	if r.code != 1 || !strings.Contains(r.stderr, "remove --export-config for guided setup") {
+	if r.code != 2 || !strings.Contains(r.stderr, "remove --export-config for guided setup") {
 		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
@@ -252,7 +252,7 @@ func TestNonTerminalStdinNeverHangs(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if exitCode(err) != 1 || !strings.Contains(errb.String(), "Missing required arguments: --engine-url, --tokens-per-gb-kvcache or --lmcache-url") ||
+		if exitCode(err) != 2 || !strings.Contains(errb.String(), "Missing required arguments: --engine-url, --tokens-per-gb-kvcache or --lmcache-url") ||
 			!strings.Contains(errb.String(), "not a terminal") {
 			t.Errorf("exit %d, stderr:\n%s", exitCode(err), errb.String())
 		}
@@ -322,13 +322,13 @@ func TestConfigErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		"unreadable file": {nil, append(base, "--config", filepath.Join(dir, "missing.json")), 1,
+		"unreadable file": {nil, append(base, "--config", filepath.Join(dir, "missing.json")), 2,
 			[]string{"--config", "missing.json", "cannot read the file", "expected a readable JSON, YAML or TOML file"}},
-		"key typo": {nil, append(base, "--config", typo), 1,
+		"key typo": {nil, append(base, "--config", typo), 2,
 			[]string{typo, `unknown key "ldqa_documnet_length"`, `did you mean "ldqa_document_length"`}},
-		"wrong type in file": {nil, append(base, "--config", badType), 1,
+		"wrong type in file": {nil, append(base, "--config", badType), 2,
 			[]string{badType, `key "ldqa_document_length"`, `expected an integer, got "many"`}},
-		"invalid value from file": {nil, append(base, "--config", zero), 1,
+		"invalid value from file": {nil, append(base, "--config", zero), 2,
 			[]string{`key "ldqa_document_length" in ` + zero, "must be positive, got 0"}},
 		"unknown workload in file": {nil, append(base, "--config", unknownWL), 2,
 			[]string{`key "workload" in ` + unknownWL, `unknown workload "nope"`, "long-doc-qa"}},
@@ -336,13 +336,13 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`invalid argument "abc" for "--kv-cache-volume" flag: expected a number, got "abc"`}},
 		"bad int flag": {nil, append(base, "--workload", "random-prefill", "--rp-num-requests", "1.5"), 2,
 			[]string{`"--rp-num-requests"`, `expected an integer, got "1.5"`}},
-		"bad env": {[]string{"LMBENCH_RP_NUM_REQUESTS=lots"}, append(base, "--workload", "random-prefill"), 1,
+		"bad env": {[]string{"LMBENCH_RP_NUM_REQUESTS=lots"}, append(base, "--workload", "random-prefill"), 2,
 			[]string{"LMBENCH_RP_NUM_REQUESTS", `expected an integer, got "lots"`}},
-		"invalid value from env": {[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH=0"}, append(base, "--workload", "long-doc-qa"), 1,
+		"invalid value from env": {[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH=0"}, append(base, "--workload", "long-doc-qa"), 2,
 			[]string{"LMBENCH_LDQA_DOCUMENT_LENGTH: document_length must be positive, got 0"}},
 		"flag typo": {nil, append(base, "--workload", "long-doc-qa", "--ldqa-documnet-length", "5"), 2,
 			[]string{"unknown flag: --ldqa-documnet-length (did you mean --ldqa-document-length?)"}},
-		"later original's key": {nil, append(base, "--config", writeTemp(t, "maxout.json", `{"workload": "random-prefill", "ldqa_max_output_length": 64}`)), 1,
+		"later original's key": {nil, append(base, "--config", writeTemp(t, "maxout.json", `{"workload": "random-prefill", "ldqa_max_output_length": 64}`)), 2,
 			[]string{`key "ldqa_max_output_length": only 128 is supported (lmbench always behaves so), got 64`}},
 		"prefix claimed twice": {nil, append(base, "--workload", "random-prefill", "--exporter-plugin", filepath.Join(binDir, "lmbench-exporter-csv")), 1,
 			[]string{"plugins csv and csv both claim the flag prefix --csv-"}},

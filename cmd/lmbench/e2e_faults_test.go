@@ -502,8 +502,8 @@ func TestBadInputNamesTheFlagBeforeAnyTraffic(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := lmbench(t, tc.env, tc.args...)
-			if r.code == 0 {
-				t.Fatalf("exit 0\n%s", r.stderr)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2 (bad input)\n%s", r.code, r.stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(r.stderr, w) {
@@ -537,7 +537,7 @@ func TestHugePlansRefusedBeforeAnyRequest(t *testing.T) {
 			start := time.Now()
 			r := lmbench(t, nil, append([]string{"run", "--engine-url", eng.srv.URL, "--workload", "random-prefill",
 				"--tokens-per-gb-kvcache", "1000", "--no-interactive", "-q", "--output-dir", t.TempDir()}, tc.args...)...)
-			if r.code != 1 || len(eng.requests()) != 0 {
+			if r.code != 2 || len(eng.requests()) != 0 {
 				t.Fatalf("exit %d, %d requests sent\n%s", r.code, len(eng.requests()), r.stderr)
 			}
 			for _, w := range tc.want {

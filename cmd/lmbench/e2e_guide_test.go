@@ -116,7 +116,7 @@ func TestPluginGuide(t *testing.T) {
 	// A bad option fails before any request, naming the flag.
 	bad := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload-plugin", bin,
 		"--tokens-per-gb-kvcache", "1000", "--qb-questions", "2", "--qb-concurrency", "3", "--no-interactive", "--output-dir", t.TempDir())
-	if bad.code != 1 || !strings.Contains(bad.stderr, "--qb-concurrency: must be at most --qb-questions (2), got 3") {
+	if bad.code != 2 || !strings.Contains(bad.stderr, "--qb-concurrency: must be at most --qb-questions (2), got 3") {
 		t.Errorf("bad option: exit %d, stderr:\n%s", bad.code, bad.stderr)
 	}
 	if n := len(eng.requests()); n != 6 {

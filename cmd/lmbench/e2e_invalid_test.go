@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +75,54 @@ func TestWorkloadPanicIsReportedOnce(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "lmbench: also:") || strings.Contains(r.stderr, "may be incomplete") {
 		t.Errorf("the abort repeats itself or calls complete files incomplete:\n%s", r.stderr)
+	}
+}
+
+// A workload whose Step takes 1.5 s makes its request go out late: the
+// overhead certificate names the workload and its Step time, and does not
+// call the client saturated; the Step figures are in the summary.
+func TestSlowStepIsNamedNotTheClient(t *testing.T) {
+	needBinaries(t)
+	t.Parallel()
+	bin := buildPlugin(t, "badplugin", filepath.Join(t.TempDir(), "lmbench-workload-bad"))
+	eng := newFakeEngine(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", eng.srv.URL, "--workload-plugin", bin, "--bad-mode", "slow-step",
+		"--tokens-per-gb-kvcache", "1000", "--no-interactive", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var doc struct {
+		Overhead struct {
+			Steps *struct {
+				Workload string  `json:"workload"`
+				Count    int     `json:"count"`
+				Max      float64 `json:"max"`
+			} `json:"steps_ms"`
+			Verdict struct {
+				StepSlow bool   `json:"step_slow"`
+				Text     string `json:"text"`
+			} `json:"verdict"`
+		} `json:"overhead"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "bench_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	o := doc.Overhead
+	if o.Steps == nil || o.Steps.Workload != "bad" || o.Steps.Count != 2 ||
+		o.Steps.Max < float64(badworkload.SlowStep.Milliseconds()) {
+		t.Errorf("steps_ms %+v, want bad's 2 measured Steps, the slowest at least %v", o.Steps, badworkload.SlowStep)
+	}
+	if !o.Verdict.StepSlow || !strings.HasPrefix(o.Verdict.Text, "WARNING: workload bad took up to ") ||
+		!strings.Contains(o.Verdict.Text, "the lag is the plugin's, not the client's") ||
+		strings.Contains(o.Verdict.Text, "the client was saturated") {
+		t.Errorf("verdict %+v, want the slow Step named and the client not blamed", o.Verdict)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "WARNING: workload bad took up to") {
+		t.Errorf("terminal lacks the verdict:\n%s", r.stdout)
 	}
 }

@@ -198,3 +198,27 @@ func shown[T any](p *T) any {
 	}
 	return *p
 }
+
+// TestHitsQueuedBehindColdRequests: a trace replayed 40 times faster than
+// recorded backs the built-in engine up; its hits, which come after the
+// cold requests that warmed their prefixes, wait behind a longer queue.
+// The ledger must not blame a slow KV connector for that wait: it says
+// the comparison cannot tell under saturation, naming both queues.
+func TestHitsQueuedBehindColdRequests(t *testing.T) {
+	t.Parallel()
+	needBinaries(t)
+	out := t.TempDir()
+	r := lmbench(t, nil, "run", "--engine-url", "builtin", "--workload", "trace-replay", "--tr-trace", traceFile,
+		"--tr-speedup", "40", "--sim-cpu-gb", "512", "--no-interactive", "-q", "--json", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	l := readLedgerExtras(t, out)
+	if v := verdictWith(l.Verdicts, "hits without a TTFT gain"); v != "" {
+		t.Errorf("queued hits blamed on the cache: %q", v)
+	}
+	v := verdictWith(l.Verdicts, "hits and cold requests cannot be compared under saturation")
+	if v == "" || !strings.Contains(v, "of the run's requests ahead of them") || !strings.Contains(v, "peak waiting requests") {
+		t.Errorf("verdicts %q, want the saturation verdict with both queues and the engine's peak waiting", l.Verdicts)
+	}
+}

@@ -442,8 +442,8 @@ func TestPercentilesValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := lmbench(t, tc.env, append(slices.Clone(base), tc.args...)...)
-			if r.code != 1 || !strings.Contains(r.stderr, tc.want) {
-				t.Errorf("exit %d, want 1 with %q\nstderr: %s", r.code, tc.want, r.stderr)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, want 2 with %q\nstderr: %s", r.code, tc.want, r.stderr)
 			}
 		})
 	}

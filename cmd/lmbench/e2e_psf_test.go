@@ -176,8 +176,8 @@ func TestPrefixSuffixTunerHelpAndErrors(t *testing.T) {
 		"--psf-context-length 200 --psf-prefix-ratio .95": "--psf-prefix-ratio: suffix_tokens=-22 is below minimum 100; reduce prefix_ratio or increase context_length (context_length 200 - prefix_tokens 190 (200 x prefix_ratio 0.95) - 32 breaker tokens)",
 	} {
 		r := lmbench(t, nil, append(base, strings.Fields(flags)...)...)
-		if r.code != 1 || !strings.Contains(r.stderr, want) {
-			t.Errorf("%s: exit %d, stderr lacks %q:\n%s", flags, r.code, want, r.stderr)
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d (want 2), stderr lacks %q:\n%s", flags, r.code, want, r.stderr)
 		}
 	}
 	if n := len(eng.requests()); n != 0 {

@@ -203,8 +203,8 @@ func TestPythonWorkloadInvalidOption(t *testing.T) {
 	r := lmbench(t, []string{"XDG_CACHE_HOME=" + t.TempDir()}, "run", "--workload-plugin", script,
 		"--engine-url", eng.srv.URL, "--tokens-per-gb-kvcache", "1000", "--kv-cache-volume", "1",
 		"--py-requests", "0", "--py-max-tokens", "-3", "--no-interactive", "--json", "--output-dir", t.TempDir())
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2 (bad input)\nstderr:\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"--py-requests: must be >= 1, got 0", "--py-max-tokens: must be >= 1, got -3"} {
 		if !strings.Contains(r.stderr, want) {

@@ -204,6 +204,17 @@ func TestCompareCacheOnOff(t *testing.T) {
 		}
 	}
 
+	if strings.Contains(r.stderr, "compares a run with itself") {
+		t.Errorf("two runs called one:\n%s", r.stderr)
+	}
+	// The same run twice (its directory, then its journal) is said to be
+	// one run compared with itself.
+	r = lmbench(t, nil, "compare", on, filepath.Join(on, "bench_journal.jsonl"))
+	if want := "are the same run (journal "; r.code != 0 || !strings.Contains(r.stderr, want) ||
+		!strings.Contains(r.stderr, "this compares a run with itself") {
+		t.Errorf("compare X X: exit %d, want 0 and %q in stderr:\n%s", r.code, want, r.stderr)
+	}
+
 	r = lmbench(t, nil, "compare", "--json", on, off)
 	if r.code != 0 {
 		t.Fatalf("compare --json: exit %d\n%s", r.code, r.stderr)

@@ -443,16 +443,19 @@ func TestUsageAndValidationErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		"missing everything": {[]string{"run", "--no-interactive"}, 1,
+		"missing everything": {[]string{"run", "--no-interactive"}, 2,
 			[]string{"Missing required arguments: --engine-url, --workload, --tokens-per-gb-kvcache or --lmcache-url"}},
 		"unknown flag": {append(base, "--workload", "long-doc-qa", "--ldqa-bogus", "1"), 2, []string{"--ldqa-bogus", "--ldqa-"}},
 		"bad number":   {append(base, "--workload", "long-doc-qa", "--ldqa-document-length", "abc"), 2, []string{"--ldqa-document-length"}},
-		"invalid value": {append(base, "--workload", "long-doc-qa", "--ldqa-document-length", "0"), 1,
+		"invalid value": {append(base, "--workload", "long-doc-qa", "--ldqa-document-length", "0"), 2,
 			[]string{"--ldqa-document-length: document_length must be positive, got 0"}},
 		"bad enum":         {append(base, "--workload", "long-doc-qa", "--ldqa-shuffle-policy", "zigzag"), 2, []string{"--ldqa-shuffle-policy", "random, tile", "zigzag"}},
 		"unknown workload": {append(base, "--workload", "nope"), 2, []string{`unknown workload "nope"`, "long-doc-qa"}},
-		"kv volume":        {append(base, "--workload", "random-prefill", "--kv-cache-volume", "0"), 1, []string{"--kv-cache-volume: must be positive, got 0"}},
-		"not a plugin":     {append(base, "--workload-plugin", "/bin/true"), 1, []string{"/bin/true is not a working lmbench workload plugin"}},
+		"kv volume":        {append(base, "--workload", "random-prefill", "--kv-cache-volume", "0"), 2, []string{"--kv-cache-volume: must be positive, got 0"}},
+		"malformed url": {[]string{"run", "--engine-url", "http://[bad", "--workload", "random-prefill", "--tokens-per-gb-kvcache", "8192",
+			"--no-interactive", "-q", "--output-dir", t.TempDir()}, 2, []string{`--engine-url: "http://[bad" is not a URL`}},
+		"not a plugin": {append(base, "--workload-plugin", "/bin/true"), 1, []string{"/bin/true is not a working lmbench workload plugin",
+			"it wrote nothing on stdout, where a plugin's first line is its handshake"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func TestOtherPluginsVariableWarnsAndUnknownIsAnError(t *testing.T) {
 	// A variable no plugin declares is an error naming it, with a
 	// suggestion, before anything is sent.
 	r = lmbench(t, []string{"LMBENCH_RP_NUM_REQUEST=2"}, append(base, "--workload", "random-prefill")...)
-	if r.code != 1 || !strings.Contains(r.stderr, "LMBENCH_RP_NUM_REQUEST: no option has this variable (did you mean LMBENCH_RP_NUM_REQUESTS?)") {
+	if r.code != 2 || !strings.Contains(r.stderr, "LMBENCH_RP_NUM_REQUEST: no option has this variable (did you mean LMBENCH_RP_NUM_REQUESTS?)") {
 		t.Errorf("unknown variable: exit %d\n%s", r.code, r.stderr)
 	}
 	if n := len(eng.requests()); n != 2 {
@@ -94,8 +94,8 @@ func TestOtherPluginsVariableWarnsAndUnknownIsAnError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := writeTemp(t, "c.json", tc.body)
 			r := lmbench(t, nil, append(base, "--config", cfg)...)
-			if r.code != 1 {
-				t.Errorf("exit %d, want 1\n%s", r.code, r.stderr)
+			if r.code != 2 {
+				t.Errorf("exit %d, want 2 (bad input)\n%s", r.code, r.stderr)
 			}
 			for _, w := range append(tc.want, cfg) {
 				if !strings.Contains(r.stderr, w) {

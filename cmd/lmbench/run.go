@@ -45,7 +45,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 		return exitInterrupted, nil
 	}
 	if err != nil {
-		return exitFailed, err
+		return exitFailed, cliError(err)
 	}
 	x, err := s.Start(ctx, r)
 	if err != nil {
@@ -65,13 +65,13 @@ func (s *session) fillIn(ctx context.Context, args []string, r *invocation.Resol
 		return r, false, nil
 	}
 	if why := s.noSetup(r); why != "" {
-		return nil, false, fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(labels, ", "), why)
+		return nil, false, config.UsageError{Err: fmt.Errorf("Missing required arguments: %s. Provide them or %s.", strings.Join(labels, ", "), why)}
 	}
 	if r, cancelled, err = s.guidedSetup(ctx, args, r, keys); cancelled || err != nil {
 		return nil, cancelled, err
 	}
 	if labels, _ := r.Missing(); len(labels) > 0 {
-		return nil, false, fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))
+		return nil, false, config.UsageError{Err: fmt.Errorf("Missing required arguments: %s.", strings.Join(labels, ", "))}
 	}
 	return r, false, nil
 }

@@ -222,3 +222,36 @@ func LoadAll(paths []string) ([]*Run, error) {
 	}
 	return runs, nil
 }
+
+// SameRuns says which of runs are one run given twice (the same journal,
+// or the same run id): comparing a run with itself shows no difference,
+// which is not a finding. One line per repeat, in order; none when every
+// run is its own.
+func SameRuns(runs []*Run) []string {
+	var out []string
+	for i, a := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			b := runs[j]
+			switch {
+			case sameFile(a.Journal, b.Journal):
+				out = append(out, fmt.Sprintf("%s and %s are the same run (journal %s): this compares a run with itself",
+					a.Source, b.Source, a.Journal))
+			case a.Header.ID != "" && a.Header.ID == b.Header.ID:
+				out = append(out, fmt.Sprintf("%s and %s are the same run (run id %s): this compares a run with itself",
+					a.Source, b.Source, a.Header.ID))
+			}
+		}
+	}
+	return out
+}
+
+// sameFile reports whether a and b name one file (a link or another
+// spelling of the path included).
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA != nil || errB != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return os.SameFile(fa, fb)
+}

@@ -399,6 +399,9 @@ func (x *execution) summarize(obs *observer, outcome runloop.Result) report.Run 
 	read(func(scan scanFunc) { res.Overhead, certErr = overhead.Certificate(scan, probe) })
 	read(func(scan scanFunc) { res.Engine, res.Ledger, err = obs.cache.finish(scan, p.Report.Workload) })
 	wg.Wait()
+	obs.mu.Lock()
+	overhead.WithSteps(res.Overhead, obs.workload, obs.stepsMs)
+	obs.mu.Unlock()
 	res.Final = final
 	if finalErr != nil {
 		res.Err = errors.Join(res.Err, fmt.Errorf("summary: reading the journal back: %w", finalErr))
@@ -522,6 +525,7 @@ type observer struct {
 	phase       protocol.Phase
 	phaseStart  time.Time
 	lags        progress.Lags // recent dispatch lags, for progress
+	stepsMs     []float64     // how long each measured Step took the workload
 	sent        atomic.Int64
 	done        atomic.Int64
 	failed      atomic.Int64
@@ -591,6 +595,17 @@ func (o *observer) PhaseEnded(ph protocol.Phase, end time.Time) {
 	}
 	o.cache.phaseEnded(ph)
 	o.releaseScored(ph)
+}
+
+// Stepped keeps how long the workload took to answer a measured Step,
+// for the overhead certificate (runloop.StepObserver).
+func (o *observer) Stepped(ph protocol.Phase, took time.Duration) {
+	if ph != protocol.Measure {
+		return
+	}
+	o.mu.Lock()
+	o.stepsMs = append(o.stepsMs, float64(took)/float64(time.Millisecond))
+	o.mu.Unlock()
 }
 
 func (o *observer) Sent(out *runloop.Outgoing) {

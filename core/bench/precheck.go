@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lmbench/lmbench/core/config"
 	"github.com/lmbench/lmbench/core/pluginset"
 	"github.com/lmbench/lmbench/sdk/protocol"
 )
@@ -20,8 +21,8 @@ func precheck(ctx context.Context, s Setup) error {
 		return nil
 	}
 	if s.Shard.Sharded() && !w.Caps.Has(protocol.Sharding) {
-		return fmt.Errorf("%s %s: workload %s cannot be sharded: it does not split its plan (it lacks the %q capability, protocol minor 4); run it unsharded",
-			s.ShardOrigin, s.Shard, w.Name(), protocol.Sharding)
+		return config.UsageError{Err: fmt.Errorf("%s %s: workload %s cannot be sharded: it does not split its plan (it lacks the %q capability, protocol minor 4); run it unsharded",
+			s.ShardOrigin, s.Shard, w.Name(), protocol.Sharding)}
 	}
 	if !w.Caps.Has(protocol.CheckOptions) {
 		return nil
@@ -34,8 +35,8 @@ func precheck(ctx context.Context, s Setup) error {
 	if err != nil {
 		return err
 	}
-	if len(cr.Errors) > 0 {
-		return pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+	if len(cr.Errors) > 0 { // bad input, refused before anything is contacted: exit 2
+		return config.UsageError{Err: pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)}
 	}
 	return nil
 }

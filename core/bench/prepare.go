@@ -243,8 +243,8 @@ func (p *Prepared) configure(ctx context.Context, s Setup, tokOrigin string, log
 	if err != nil {
 		return err
 	}
-	if len(cr.Errors) > 0 {
-		return pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)
+	if len(cr.Errors) > 0 { // bad input, as in precheck: exit 2
+		return config.UsageError{Err: pluginset.FieldErrors(cr.Errors, "workload "+w.Name(), s.OptionOrigin)}
 	}
 	p.Configured = cr
 	return nil

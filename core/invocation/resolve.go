@@ -62,8 +62,8 @@ func (s *Session) Resolve(args []string, answers map[string]string) (*Resolved, 
 	}
 	var err error
 	r.Values, err = r.Registry.Load(config.Sources{File: r.Flags.Config, Flags: r.FlagSet, Answers: answers, Partial: true})
-	if err != nil {
-		return nil, err
+	if err != nil { // a config file, a variable or a flag refused: bad input, exit 2
+		return nil, config.UsageError{Err: err}
 	}
 	ch := config.ReadChoice(r.Values)
 	if !s.hasLog {
@@ -164,10 +164,13 @@ func (s *Session) strict(r *Resolved, answers map[string]string) (err error) {
 		s.warnIgnored(r) // even when another key is wrong: both are worth fixing
 	}
 	if err != nil {
-		return err
+		return config.UsageError{Err: err}
 	}
 	// An unknown variable is as a config key no plugin has: an error.
-	return r.Values.UnknownEnvError(r.FlagSet)
+	if err := r.Values.UnknownEnvError(r.FlagSet); err != nil {
+		return config.UsageError{Err: err}
+	}
+	return nil
 }
 
 // warnIgnored warns about the file keys and variables of plugins the run

@@ -29,7 +29,7 @@ type Run struct {
 // started. A sharded run that fails here leaves the barrier, saying why.
 func (s *Session) Start(ctx context.Context, r *Resolved) (_ *Run, err error) {
 	if r.Spec, err = config.Build(r.Values); err != nil {
-		return nil, err
+		return nil, config.UsageError{Err: err} // bad input, refused before anything is contacted: exit 2
 	}
 	if r.Flags.ExportConfig == "" && r.sweep == nil {
 		// A directory holding a run is refused before anything is contacted.

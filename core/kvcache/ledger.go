@@ -109,7 +109,7 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 	reported := ph[0].cached+ph[1].cached > 0
 	l.Verdicts = append(l.Verdicts, declaredVerdicts(declared, workload, blockSize, reported)...)
 	l.TTFTGain = gain.result()
-	if v := ttftGainVerdict(l.TTFTGain); v != "" {
+	if v := ttftGainVerdict(l.TTFTGain, peakWaiting(e)); v != "" {
 		l.Verdicts = append(l.Verdicts, v)
 	}
 	var warm, measure report.EnginePhase
@@ -124,6 +124,21 @@ func judgeLedger(l *report.CacheLedger, scan scanFunc, workload string, e *repor
 		l.Verdicts = append(l.Verdicts, tierVerdicts(declared, [2]report.EnginePhase{warm, measure}, workload)...)
 	}
 	return nil
+}
+
+// peakWaiting is the most requests the engine had waiting in either
+// phase; NaN when its metrics do not say.
+func peakWaiting(e *report.EngineMetrics) float64 {
+	waiting := math.NaN()
+	if e == nil || !e.Available() {
+		return waiting
+	}
+	for _, w := range []float64{e.Warmup.WaitingMax, e.Measure.WaitingMax} {
+		if !math.IsNaN(w) && (math.IsNaN(waiting) || w > waiting) {
+			waiting = w
+		}
+	}
+	return waiting
 }
 
 // declaredVerdicts judge the reuse the workload declared against what its

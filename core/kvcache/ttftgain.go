@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -40,15 +42,29 @@ type gainKey struct {
 type ttftGain struct {
 	hits, cold map[gainKey][]float64
 	shares     []float64 // the hits' cached share of their prompts
+	// When each hit and cold request was sent (by gainKey, as hits and
+	// cold), and when every request of the run was sent and stopped
+	// waiting (its first token, else its end): how many requests were
+	// ahead of one in the engine's queue. Nil when not known (inferred).
+	hitAt, coldAt  map[gainKey][]time.Time
+	sent, answered []time.Time
 }
 
 func newTTFTGain() *ttftGain {
-	return &ttftGain{hits: map[gainKey][]float64{}, cold: map[gainKey][]float64{}}
+	return &ttftGain{hits: map[gainKey][]float64{}, cold: map[gainKey][]float64{},
+		hitAt: map[gainKey][]time.Time{}, coldAt: map[gainKey][]time.Time{}}
 }
 
 // add takes a finished request; failed ones and those without a first
 // token or a prompt length say nothing about TTFT.
 func (g *ttftGain) add(r *record.Record, blockSize int) {
+	if !r.Submit.IsZero() {
+		end := r.FirstToken
+		if end.IsZero() {
+			end = r.Finish
+		}
+		g.sent, g.answered = append(g.sent, r.Submit), append(g.answered, end)
+	}
 	if !r.Success || r.TTFT < 0 || r.InputTokens <= 0 {
 		return
 	}
@@ -57,10 +73,28 @@ func (g *ttftGain) add(r *record.Record, blockSize int) {
 	switch {
 	case r.CachedTokens >= int64(blockSize) && share >= hitShare:
 		g.hits[k] = append(g.hits[k], r.TTFT)
+		g.hitAt[k] = append(g.hitAt[k], r.Submit)
 		g.shares = append(g.shares, share)
 	case share < coldShare:
 		g.cold[k] = append(g.cold[k], r.TTFT)
+		g.coldAt[k] = append(g.coldAt[k], r.Submit)
 	}
+}
+
+// aheadOf is the median, over the times in at, of the run's requests
+// sent before and still without a first token: the queue a request
+// joined. NaN when the send times are not known.
+func (g *ttftGain) aheadOf(at []time.Time) float64 {
+	if len(g.sent) == 0 || len(at) == 0 || slices.ContainsFunc(at, time.Time.IsZero) {
+		return math.NaN()
+	}
+	xs := make([]float64, len(at))
+	for i, t := range at {
+		before := sort.Search(len(g.sent), func(j int) bool { return !g.sent[j].Before(t) })
+		done := sort.Search(len(g.answered), func(j int) bool { return g.answered[j].After(t) })
+		xs[i] = float64(max(before-done, 0))
+	}
+	return median(xs)
 }
 
 // result sets the hits' median TTFT beside the cold requests' in every
@@ -68,7 +102,9 @@ func (g *ttftGain) add(r *record.Record, blockSize int) {
 // group; nil when no bucket has both.
 func (g *ttftGain) result() *report.TTFTGain {
 	var out report.TTFTGain
-	var wsum, hitSum, coldSum, ratioSum float64
+	var wsum, hitSum, coldSum, ratioSum, hitAhead, coldAhead float64
+	slices.SortFunc(g.sent, time.Time.Compare)
+	slices.SortFunc(g.answered, time.Time.Compare)
 	keys := make([]gainKey, 0, len(g.hits))
 	for k := range g.hits {
 		keys = append(keys, k)
@@ -96,20 +132,39 @@ func (g *ttftGain) result() *report.TTFTGain {
 		if cm > 0 {
 			ratioSum += w * hm / cm
 		}
+		hitAhead += w * g.aheadOf(g.hitAt[k])
+		coldAhead += w * g.aheadOf(g.coldAt[k])
 	}
 	if out.Buckets == 0 {
 		return nil
 	}
 	out.HitTTFT, out.ColdTTFT = hitSum/wsum*1000, coldSum/wsum*1000
+	out.HitAhead, out.ColdAhead = hitAhead/wsum, coldAhead/wsum
 	out.Ratio = ratioSum / wsum
 	out.HitCachedShare = median(g.shares)
 	return &out
 }
 
-// verdict is the warning when hits brought no gain, "" otherwise.
-func ttftGainVerdict(t *report.TTFTGain) string {
+// verdict is the warning when hits brought no gain, "" otherwise; when
+// the hits waited in a longer queue than the cold requests (waiting: the
+// engine's peak waiting requests, NaN when unknown) it says the
+// comparison cannot tell, not that the cache is slow.
+func ttftGainVerdict(t *report.TTFTGain, waiting float64) string {
 	if t == nil || t.Ratio < noGainRatio {
 		return ""
+	}
+	if t.QueuedLonger() {
+		peak := ""
+		if !math.IsNaN(waiting) && waiting > 0 {
+			peak = fmt.Sprintf(" (the engine's peak waiting requests: %.0f)", waiting)
+		}
+		return fmt.Sprintf("hits and cold requests cannot be compared under saturation: %d requests that found %.0f%% "+
+			"of their prompt cached had a median TTFT of %.1f ms, %d cold requests of similar prompt length %.1f ms "+
+			"(ratio %.2f), but the hits were sent with a median of %.0f of the run's requests ahead of them still "+
+			"waiting for a first token, the cold requests with %.0f%s: TTFT counts that wait, so it cannot tell "+
+			"whether the engine reuses what it reports cached; rerun at a load the engine keeps up with "+
+			"(a lower rate or speedup) to judge the cache",
+			t.HitRequests, 100*t.HitCachedShare, t.HitTTFT, t.ColdRequests, t.ColdTTFT, t.Ratio, t.HitAhead, t.ColdAhead, peak)
 	}
 	return fmt.Sprintf("hits without a TTFT gain over cold requests: %d requests that found %.0f%% of their prompt cached "+
 		"(median) had a median TTFT of %.1f ms, %d cold requests of similar prompt length in the same phase %.1f ms "+

@@ -3,6 +3,7 @@ package kvcache
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lmbench/lmbench/core/record"
 	"github.com/lmbench/lmbench/core/report"
@@ -74,6 +75,60 @@ func TestTTFTGain(t *testing.T) {
 			}
 			if g := l.TTFTGain; g != nil && (g.Ratio < tt.ratio-0.05 || g.Ratio > tt.ratio+0.05) {
 				t.Errorf("ratio %.3f, want %.2f", g.Ratio, tt.ratio)
+			}
+		})
+	}
+}
+
+// TestTTFTGainUnderSaturation: hits that were sent into a queue the cold
+// requests never met (a trace's hits come after the cold requests that
+// warmed their prefix, behind a backlog) are not blamed on the cache: the
+// verdict says the comparison cannot tell, with the queue each joined.
+// Hits and cold requests that met the same queue are still judged.
+func TestTTFTGainUnderSaturation(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	req := func(input, cached int64, sent, ttft float64) record.Record {
+		return record.Record{Phase: record.Measure, Success: true, InputTokens: input, CachedTokens: cached, TTFT: ttft,
+			Submit: at(sent), FirstToken: at(sent + ttft), Finish: at(sent + ttft + 0.05)}
+	}
+	var alone, queued []record.Record
+	for i := range 4 { // one request at a time: nothing ahead of any
+		alone = append(alone, req(2000, 0, float64(2*i), 0.1), req(2000, 1984, float64(2*i+1), 0.1))
+		queued = append(queued, req(2000, 0, float64(i), 0.1))
+	}
+	for i := range 8 { // a backlog of other prompts, sent just before the hits
+		queued = append(queued, req(500, 0, 9.9, 0.2+0.1*float64(i)))
+	}
+	for i := range 4 {
+		queued = append(queued, req(2000, 1984, 10+0.001*float64(i), 1+0.1*float64(i)))
+	}
+	for _, tt := range []struct {
+		name string
+		recs []record.Record
+		want string
+	}{
+		{"same queue", alone, "hits without a TTFT gain over cold requests: 4 requests"},
+		{"hits behind a backlog", queued, "hits and cold requests cannot be compared under saturation: 4 requests that " +
+			"found 99% of their prompt cached had a median TTFT of 1150.0 ms, 4 cold requests of similar prompt length " +
+			"100.0 ms (ratio 11.50), but the hits were sent with a median of 10 of the run's requests ahead of them " +
+			"still waiting for a first token, the cold requests with 0: TTFT counts that wait"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var l report.CacheLedger
+			if err := judgeLedger(&l, scanOf(tt.recs...), "trace-replay", nil, 16, [2]expectation{}); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range l.Verdicts {
+				if strings.HasPrefix(v, "hits") {
+					got = append(got, v)
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+				t.Errorf("verdicts %q, want one starting %q", got, tt.want)
 			}
 		})
 	}

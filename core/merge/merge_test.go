@@ -36,6 +36,7 @@ type shardSpec struct {
 	offset       time.Duration // the shard's clock offset to the reference
 	status       record.Status // "" : killed, no summary
 	recs         []record.Record
+	config       string // the recorded configuration ("": the default one)
 }
 
 // writeShard writes a shard's journal whose timestamps are on its own
@@ -45,8 +46,12 @@ func writeShard(t testing.TB, dir string, s shardSpec) string {
 	path := filepath.Join(dir, record.JournalName)
 	sh := &record.Shard{Index: s.index, Count: s.count, RunID: s.runID, ConfigHash: s.hash, RequestedRate: 30,
 		Clock: record.Clock{Reference: "barrier http://b", Offset: s.offset, RTT: time.Millisecond, Samples: 8}}
+	cfg := `{"seed":1,"percentiles":"50,90"}`
+	if s.config != "" {
+		cfg = s.config
+	}
 	run := record.Run{ID: s.runID, Workload: "w", Model: "m", TagKeys: []string{"i"}, Started: mergeT0.Add(-s.offset),
-		Config: json.RawMessage(`{"seed":1,"percentiles":"50,90"}`), RequestedRate: 10, Shard: sh}
+		Config: json.RawMessage(cfg), RequestedRate: 10, Shard: sh}
 	j, err := record.CreateJournal(path, run)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +219,7 @@ func TestMergeChecksTheParts(t *testing.T) {
 	}
 	s0, s1, s2 := w("0", shardSpec{index: 0}), w("1", shardSpec{index: 1}), w("2", shardSpec{index: 2})
 	other := w("other", shardSpec{index: 2, runID: "run-z"})
-	hash := w("hash", shardSpec{index: 2, hash: "sha256:def"})
+	hash := w("hash", shardSpec{index: 2, hash: "sha256:def", config: `{"seed":1,"percentiles":"50,99","tr_speedup":2}`})
 	count := w("count", shardSpec{index: 2, count: 4})
 	plain := writeJournal(t, filepath.Join(dir, "plain"), "run-y", "p", 1, true)
 	again := w("1-again", shardSpec{index: 1}) // shard 1 twice, in two directories
@@ -223,7 +228,8 @@ func TestMergeChecksTheParts(t *testing.T) {
 		want  string
 	}{
 		{[]string{s0, s1, other}, "of run run-z, but " + s0 + " is of run run-y"},
-		{[]string{s0, s1, hash}, "ran configuration sha256:def, " + s0 + " ran sha256:abc"},
+		{[]string{s0, s1, hash}, "ran configuration sha256:def, " + s0 + " ran sha256:abc " +
+			`(percentiles: "50,99" here, "50,90" there; tr_speedup: 2 here, unset there)`},
 		{[]string{s0, s1, count}, "shard 2 of 4 shards, but " + s0 + " says the run has 3"},
 		{[]string{s0, s1, again}, "shard 1/3 is given twice"},
 		{[]string{s0, plain}, "not a shard's journal"},

@@ -1,8 +1,11 @@
 package merge
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/lmbench/lmbench/core/record"
@@ -82,14 +85,49 @@ func (first *shardJournal) sameRun(j *shardJournal) error {
 	case sh.Count != f.Shard.Count:
 		return fmt.Errorf("%s: shard %d of %d shards, but %s says the run has %d", p, sh.Index, sh.Count, first.path, f.Shard.Count)
 	case sh.ConfigHash != f.Shard.ConfigHash:
-		return fmt.Errorf("%s: shard %d/%d ran configuration %s, %s ran %s: the shards of one run share one configuration",
-			p, sh.Index, sh.Count, sh.ConfigHash, first.path, f.Shard.ConfigHash)
+		return fmt.Errorf("%s: shard %d/%d ran configuration %s, %s ran %s%s: the shards of one run share one configuration",
+			p, sh.Index, sh.Count, sh.ConfigHash, first.path, f.Shard.ConfigHash, configDiff(j.c.Run.Config, f.Config))
 	case j.c.Run.Workload != f.Workload:
 		return fmt.Errorf("%s: workload %s, %s ran %s", p, j.c.Run.Workload, first.path, f.Workload)
 	case sh.Index < 0 || sh.Index >= sh.Count:
 		return fmt.Errorf("%s: shard index %d out of 0..%d", p, sh.Index, sh.Count-1)
 	}
 	return nil
+}
+
+// configDiff names the keys whose values differ between two recorded
+// configurations, as " (key: A here, B there; …)"; "" when it finds
+// none (a configuration that does not read as a JSON object).
+func configDiff(here, there json.RawMessage) string {
+	var a, b map[string]any
+	if json.Unmarshal(here, &a) != nil || json.Unmarshal(there, &b) != nil {
+		return ""
+	}
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	show := func(m map[string]any, k string) string {
+		v, ok := m[k]
+		if !ok {
+			return "unset"
+		}
+		j, _ := json.Marshal(v)
+		return string(j)
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if x, y := show(a, k), show(b, k); x != y {
+			diffs = append(diffs, fmt.Sprintf("%s: %s here, %s there", k, x, y))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(diffs, "; ") + ")"
 }
 
 // shardList is "shard 2/3" or "shards 0/3, 2/3".

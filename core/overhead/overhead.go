@@ -232,7 +232,7 @@ func certificate(pr *ProbeResult, c *clientLags) *report.Overhead {
 	o := &report.Overhead{
 		PhaseSeconds: nan, LoopPeriodMs: ms(LoopProbePeriod), LoopLagP99Ms: nan, LoopLagMaxMs: nan,
 		CPUSeconds: nan, CPUCorePercent: nan, CPUMachinePercent: nan, CPUs: runtime.NumCPU(),
-		GCPauses: -1, GCPauseTotalMs: nan, GCPauseMaxMs: nan,
+		GCPauses: -1, GCPauseTotalMs: nan, GCPauseMaxMs: nan, StepP99Ms: nan, StepMaxMs: nan,
 	}
 	if pr != nil {
 		o.PhaseSeconds, o.CPUs = pr.wall.Seconds(), pr.numCPU
@@ -279,6 +279,7 @@ func verdict(o *report.Overhead) report.Verdict {
 	v.CPUOver = o.CPUMachinePercent > SaturatedCPUPercent
 	v.LagOver = o.DispatchLagP99Ms > SaturatedLagMs || o.LoopLagP99Ms > SaturatedLagMs
 	v.Saturated = v.CPUOver || v.LagOver
+	v.StepSlow = o.DispatchLagP99Ms > SaturatedLagMs && o.StepMaxMs > SaturatedLagMs && o.StepMaxMs >= o.DispatchLagP99Ms/2
 	d, l := o.DispatchLagP99Ms, o.LoopLagP99Ms
 	switch {
 	case math.IsNaN(d) && math.IsNaN(l):
@@ -303,6 +304,20 @@ func pctOf(sorted []float64, p float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// WithSteps adds to o how long workload took to answer its measured
+// Steps (milliseconds each) and judges o again: dispatch lag that the
+// Steps explain is the plugin's, not the client's.
+func WithSteps(o *report.Overhead, workload string, stepsMs []float64) {
+	if o == nil {
+		return
+	}
+	xs := slices.Clone(stepsMs)
+	slices.Sort(xs)
+	o.Workload, o.Steps = workload, len(xs)
+	o.StepP99Ms, o.StepMaxMs = pctOf(xs, 99), pctOf(xs, 100)
+	o.Verdict = verdict(o)
+}
 
 // Certificate is a run's overhead certificate: the probe's figures (nil:
 // no measured phase ran) with the measured records' lags, read back from

@@ -202,6 +202,7 @@ func TestCertificateFromAProbe(t *testing.T) {
 	nan := math.NaN()
 	want.DispatchLagP50Ms, want.DispatchLagP99Ms, want.DispatchLagMaxMs = nan, nan, nan
 	want.SendSpreadP99Ms, want.SendSpreadMaxMs = nan, nan
+	want.StepP99Ms, want.StepMaxMs = nan, nan
 	if diff := cmp.Diff(want, got, cmp.Comparer(sameFloat)); diff != "" {
 		t.Errorf("certificate (-want +got):\n%s", diff)
 	}
@@ -248,6 +249,38 @@ func TestVerdictThresholds(t *testing.T) {
 			text := o.Text()
 			if !strings.Contains(text, tt.text) || strings.HasPrefix(text, "WARNING") != tt.saturated {
 				t.Errorf("text %q, want it to contain %q (warning: %v)", text, tt.text, tt.saturated)
+			}
+		})
+	}
+}
+
+// TestSlowStepIsThePlugins: dispatch lag the workload's Steps explain is
+// laid at the plugin's door, by name, with the Step figures; lag its
+// Steps do not explain (fast Steps, a busy client) is the client's.
+func TestSlowStepIsThePlugins(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name           string
+		dispatch, loop float64 // lag p99s, ms
+		steps          []float64
+		slow           bool
+		text           string
+	}{
+		{"a 30 s Step", 29000, 1, append(repeat(0.2, 50), 30000), true,
+			"WARNING: workload slowpoke took up to 30.0 s to answer Step; the lag is the plugin's, not the client's: " +
+				"requests went out as late as its Steps answered (Step p99 15000.10 ms over 51 steps; dispatch lag p99 29000.00 ms)"},
+		{"a slow Step and a busy loop", 29000, 40, []float64{30000}, true,
+			"requests went out as late as its Steps answered (Step p99 30000.00 ms over 1 steps; dispatch lag p99 29000.00 ms); " +
+				"the client was saturated (dispatch lag p99"},
+		{"fast Steps", 300, 1, repeat(0.2, 50), false, "WARNING: the client was saturated (dispatch lag p99 300.00 ms > 10 ms)"},
+		{"no lag to explain", 2, 1, []float64{30000}, false, "Client-added latency at most 2.00 ms at p99"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := &report.Overhead{CPUMachinePercent: 10, DispatchLagP99Ms: tt.dispatch, LoopLagP99Ms: tt.loop}
+			WithSteps(o, "slowpoke", tt.steps)
+			if o.Verdict.StepSlow != tt.slow || !strings.Contains(o.Text(), tt.text) {
+				t.Errorf("step slow %v, text %q; want %v and %q", o.Verdict.StepSlow, o.Text(), tt.slow, tt.text)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lmbench/lmbench/sdk/host/fault"
 	"github.com/lmbench/lmbench/sdk/protocol"
 	"github.com/lmbench/lmbench/sdk/wire"
 )
@@ -282,7 +283,7 @@ func (c *Client) Wrap(op string, err error) error {
 		if first, _, _ := strings.Cut(strings.TrimSpace(tail), "\n"); first != "" {
 			tail = fmt.Sprintf(": %s (its stderr, logged above with plugin=%s, has the rest)", first, *c.logName.Load())
 		}
-		return fmt.Errorf("%s plugin %s (%s) crashed or exited during %s%s", c.Kind, c.Name, c.Path, op, tail)
+		return fmt.Errorf("%s%s", fault.Crashed(c.Kind, c.Name, c.Path, op), tail)
 	}
 	if _, ok := status.FromError(err); ok {
 		// The message is the plugin's own (a wire.RPCError prints it); %w

@@ -22,6 +22,10 @@ func Headline(cfg Config, run Run, f stats.Final, files string) []string {
 	ttft := fmt.Sprintf("TTFT p50 %s ms (no pair of hit and cold requests of like length to compare)", figure(f.P50TTFTMs, "%.1f"))
 	if g := run.Ledger.gain(); g != nil {
 		ttft = fmt.Sprintf("TTFT %s ms on a cache hit, %s ms cold (%sx)", figure(g.HitTTFT, "%.1f"), figure(g.ColdTTFT, "%.1f"), figure(g.Ratio, "%.2f"))
+		if g.QueuedLonger() {
+			ttft += fmt.Sprintf(", not comparable: the hits queued behind %s requests, the cold ones behind %s",
+				figure(g.HitAhead, "%.0f"), figure(g.ColdAhead, "%.0f"))
+		}
 	}
 	return []string{
 		"Ran " + what + ".",

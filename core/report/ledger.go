@@ -48,6 +48,22 @@ type TTFTGain struct {
 	// weighted by the smaller group of each bucket; Ratio the same
 	// average of the buckets' hit/cold ratios.
 	HitTTFT, ColdTTFT, Ratio float64
+	// HitAhead and ColdAhead are the buckets' median count of the run's
+	// requests sent earlier and still without a first token when a hit
+	// (a cold request) was sent, the queue it joined, averaged as above;
+	// NaN when send times are not known.
+	HitAhead, ColdAhead float64
+}
+
+// queuedShare: hits sent with more than this many times the cold
+// requests' queue ahead of them, plus one request, waited longer.
+const queuedShare = 1.25
+
+// QueuedLonger reports whether the hits joined a clearly longer queue
+// than the cold requests: their TTFTs then differ by the wait, whatever
+// the cache did, and the two cannot be compared.
+func (g *TTFTGain) QueuedLonger() bool {
+	return g.HitAhead > g.ColdAhead*queuedShare+1
 }
 
 // BlendCheck is the non-prefix (blended) reuse a workload declared (tier
@@ -222,7 +238,7 @@ func withCacheLedger(doc []kv, l *CacheLedger) []kv {
 	if g := l.TTFTGain; g != nil {
 		gain = []kv{{"hit_requests", g.HitRequests}, {"cold_requests", g.ColdRequests}, {"buckets", g.Buckets},
 			{"hit_cached_share", g.HitCachedShare}, {"hit_ttft_ms", g.HitTTFT}, {"cold_ttft_ms", g.ColdTTFT},
-			{"ratio", g.Ratio}}
+			{"ratio", g.Ratio}, {"hit_requests_ahead", g.HitAhead}, {"cold_requests_ahead", g.ColdAhead}}
 		if g.Inferred { // an engine without cached tokens: warm and cold as declared
 			gain = append([]kv{{"inferred", true}}, gain.([]kv)...)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/lmbench/lmbench/sdk/host/fault"
 )
 
 // Overhead is the run's overhead certificate: how much latency lmbench's
@@ -44,6 +46,13 @@ type Overhead struct {
 	GCPauses                     int64
 	GCPauseTotalMs, GCPauseMaxMs float64
 
+	// How long the workload (Workload) took to answer each of its Steps
+	// in the measured phase (Steps of them): while it thinks, nothing it
+	// returns can go out, so a slow Step shows as dispatch lag.
+	Workload             string
+	Steps                int
+	StepP99Ms, StepMaxMs float64
+
 	Verdict Verdict
 }
 
@@ -58,12 +67,31 @@ type Verdict struct {
 	// InflationMs (saturated): how much TTFT may be inflated at p99, the
 	// dispatch lag's p99 plus the event loop's.
 	InflationMs float64
+	// StepSlow: the dispatch lag is the workload's, not the client's: its
+	// slowest Step took more than the lag threshold and at least half the
+	// dispatch lag's p99.
+	StepSlow bool
 	// The thresholds the run was judged by.
 	CPUThresholdPercent, LagThresholdMs float64
 }
 
 // Text is the verdict as one line.
 func (o *Overhead) Text() string {
+	v := o.Verdict
+	if v.StepSlow {
+		plugin := fmt.Sprintf("WARNING: %s: requests went out as late as its Steps answered "+
+			"(Step p99 %s ms over %d steps; dispatch lag p99 %s ms)",
+			fault.SlowStep(o.Workload, o.StepMaxMs/1000), ms2(o.StepP99Ms), o.Steps, ms2(o.DispatchLagP99Ms))
+		if v.CPUOver || o.LoopLagP99Ms > v.LagThresholdMs {
+			plugin += "; " + strings.TrimPrefix(o.clientText(), "WARNING: ")
+		}
+		return plugin
+	}
+	return o.clientText()
+}
+
+// clientText is the verdict on the client alone.
+func (o *Overhead) clientText() string {
 	v := o.Verdict
 	if !v.Saturated {
 		if math.IsNaN(v.BoundMs) {
@@ -130,6 +158,12 @@ func overheadSection(o *Overhead) string {
 	} {
 		b.WriteString(e.String() + "\n")
 	}
+	if o.Steps > 0 { // none timed: a summary rebuilt from a journal
+		for _, e := range []entry{{"Workload Steps", o.Steps}, {"Step time P99 (ms)", o.StepP99Ms},
+			{"Step time max (ms)", o.StepMaxMs}} {
+			b.WriteString(e.String() + "\n")
+		}
+	}
 	for _, l := range wrap(o.Text(), Width) {
 		b.WriteString(l + "\n")
 	}
@@ -169,6 +203,10 @@ func withOverhead(doc []kv, o *Overhead) []kv {
 	if o.GCPauses < 0 {
 		gc = nil
 	}
+	var steps any // null: no Step timed (a summary rebuilt from a journal)
+	if o.Steps > 0 {
+		steps = []kv{{"workload", o.Workload}, {"count", o.Steps}, {"p99", o.StepP99Ms}, {"max", o.StepMaxMs}}
+	}
 	v := o.Verdict
 	bound, inflation := v.BoundMs, math.NaN()
 	if v.Saturated {
@@ -192,8 +230,10 @@ func withOverhead(doc []kv, o *Overhead) []kv {
 		{"gc_pauses", []kv{
 			{"count", gc}, {"total_ms", o.GCPauseTotalMs}, {"max_ms", o.GCPauseMaxMs},
 		}},
+		{"steps_ms", steps},
 		{"verdict", []kv{
 			{"saturated", v.Saturated},
+			{"step_slow", v.StepSlow},
 			{"cpu_over_threshold", v.CPUOver},
 			{"lag_over_threshold", v.LagOver},
 			{"client_added_p99_ms", bound},

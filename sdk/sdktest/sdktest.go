@@ -35,6 +35,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
+	"github.com/lmbench/lmbench/sdk/host/fault"
 	"github.com/lmbench/lmbench/sdk/host/runloop"
 	"github.com/lmbench/lmbench/sdk/option"
 	"github.com/lmbench/lmbench/sdk/protocol"
@@ -119,7 +120,11 @@ type Options struct {
 	Engine Engine
 	// MaxSteps guards against a workload that never finishes (default 1e6).
 	MaxSteps int
-	Logger   *zerolog.Logger
+	// StepLimit is the longest a Step may take, by the real clock, before
+	// the run fails as the host would warn of it (0: DefaultStepLimit;
+	// negative: no limit). The host cannot send while a Step thinks.
+	StepLimit time.Duration
+	Logger    *zerolog.Logger
 	// HostCapabilities plays an older host: the capabilities it announces
 	// (nil: every one this SDK has; empty: none, as protocol minor 0).
 	HostCapabilities []string
@@ -199,6 +204,9 @@ func logger(o Options) zerolog.Logger {
 	}
 	return zerolog.Nop()
 }
+
+// DefaultStepLimit is Options.StepLimit's default.
+const DefaultStepLimit = time.Second
 
 // Run drives def through Describe, Configure, WARMUP and MEASURE and fails
 // t on any error.
@@ -312,8 +320,12 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 		tr.Resolved[k] = v
 	}
 	v := &virtual{engine: o.Engine, tr: tr, base: time.Unix(0, 0)}
+	rec := recorder{WorkloadService: c, tr: tr, name: name, steps: &stepTimes{limit: o.StepLimit}}
+	if rec.steps.limit == 0 {
+		rec.steps.limit = DefaultStepLimit
+	}
 	res, err := runloop.Run(ctx, runloop.Config[Reply]{
-		Workload:     recorder{WorkloadService: c, tr: tr},
+		Workload:     rec,
 		Transport:    v,
 		Observer:     v,
 		Plugin:       name,
@@ -326,18 +338,35 @@ func drive(ctx context.Context, name string, c protocol.WorkloadService, o Optio
 	if err != nil {
 		return tr, err
 	}
+	if l := rec.steps.limit; l > 0 && rec.steps.max > l {
+		return tr, fmt.Errorf("%s (sdktest allows %v a Step: Options.StepLimit)", fault.SlowStep(name, rec.steps.max.Seconds()), l)
+	}
 	return tr, nil
 }
+
+// stepTimes is the slowest Step by the real clock, against the limit.
+type stepTimes struct{ max, limit time.Duration }
 
 // recorder keeps, in the transcript, every result the workload is told
 // of, by whichever call carries it.
 type recorder struct {
 	protocol.WorkloadService
-	tr *Transcript
+	tr    *Transcript
+	name  string
+	steps *stepTimes
 }
 
-func (r recorder) Step(ctx context.Context, req protocol.StepRequest) (protocol.StepResponse, error) {
+// Step times the workload's Step and turns a panic in it into the error
+// the host gives for a plugin that died during Step, in the same words.
+func (r recorder) Step(ctx context.Context, req protocol.StepRequest) (resp protocol.StepResponse, err error) {
 	r.tr.Results = append(r.tr.Results, req.Finished...)
+	start := time.Now()
+	defer func() {
+		r.steps.max = max(r.steps.max, time.Since(start))
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: panic: %v", fault.Crashed("workload", r.name, "in-process", "Step"), p)
+		}
+	}()
 	return r.WorkloadService.Step(ctx, req)
 }
 

@@ -173,7 +173,11 @@ func (p *phaseRun[M]) step() {
 	p.undelivered, p.bytes = nil, 0
 	p.steps++
 	sentDuring := p.sendDuringStep()
+	asked := p.cfg.Transport.Now()
 	resp, err := p.cfg.Workload.Step(p.ctx, req)
+	if so, ok := p.cfg.Observer.(StepObserver); ok {
+		so.Stepped(p.ph, p.cfg.Transport.Now().Sub(asked))
+	}
 	p.outstanding += sentDuring()
 	if err != nil {
 		p.fail("step", err)

@@ -118,6 +118,13 @@ type ScoreObserver interface {
 	Scored(scores []protocol.Score)
 }
 
+// StepObserver is an optional Observer method: how long each Step took
+// the workload to answer, by the transport's clock, so a host can tell a
+// slow plugin from a saturated client when requests go out late.
+type StepObserver interface {
+	Stepped(phase protocol.Phase, took time.Duration)
+}
+
 // Config of a run.
 type Config[M any] struct {
 	Workload  protocol.WorkloadService

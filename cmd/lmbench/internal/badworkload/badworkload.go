@@ -1,19 +1,21 @@
 // Package badworkload is a workload that returns an invalid request of
 // the kind --bad-mode names, after a valid one (or panics, --bad-mode
-// panic): the tests run it through
+// panic; or takes SlowStep to answer its second Step, --bad-mode
+// slow-step): the tests run it through
 // sdktest and through the real host (testdata/badplugin) and check that
 // both refuse it with the same error.
 package badworkload
 
 import (
 	"context"
+	"time"
 
 	"github.com/lmbench/lmbench/sdk/workload"
 )
 
 // Options: --bad-mode.
 type Options struct {
-	Mode string `opt:"mode" enum:"max-tokens,empty-prompt,duplicate-id,unregistered,panic" help:"Which invalid request to return."`
+	Mode string `opt:"mode" enum:"max-tokens,empty-prompt,duplicate-id,unregistered,panic,slow-step" help:"Which invalid request to return."`
 }
 
 // Definition is the workload.
@@ -23,14 +25,21 @@ var Definition = workload.Definition[Options]{
 	New:      func(o Options, _ workload.Env) (workload.Workload, error) { return &bad{o: o}, nil },
 }
 
+// SlowStep is how long --bad-mode slow-step's second Step takes.
+const SlowStep = 1500 * time.Millisecond
+
 type bad struct {
-	o    Options
-	sent bool
+	o     Options
+	sent  bool
+	steps int
 }
 
-func (w *bad) Step(_ context.Context, in workload.StepInput) (workload.StepOutput, error) {
+func (w *bad) Step(ctx context.Context, in workload.StepInput) (workload.StepOutput, error) {
 	if in.Phase == workload.Warmup || w.sent {
 		return workload.Done(), nil
+	}
+	if w.o.Mode == "slow-step" {
+		return w.slowStep(ctx)
 	}
 	w.sent = true
 	if w.o.Mode == "panic" {
@@ -49,6 +58,23 @@ func (w *bad) Step(_ context.Context, in workload.StepInput) (workload.StepOutpu
 		broken = workload.Chat("q1", workload.User(workload.Segment{Ref: "never-registered"}))
 	}
 	return workload.Send(ok, broken).Done(), nil
+}
+
+// slowStep sends a request, asks to be stepped again 10 ms later, and
+// then takes SlowStep before it returns the second request: due at 10 ms,
+// it goes out late because of the workload, not the client.
+func (w *bad) slowStep(ctx context.Context) (workload.StepOutput, error) {
+	w.steps++
+	if w.steps == 1 {
+		return workload.Send(workload.Chat("first", workload.User(workload.Text("a quick question")))).
+			WakeAt(10 * time.Millisecond), nil
+	}
+	select {
+	case <-time.After(SlowStep):
+	case <-ctx.Done():
+	}
+	w.sent = true
+	return workload.Send(workload.Chat("late", workload.User(workload.Text("a question thought over")))).Done(), nil
 }
 
 func (w *bad) OnFinished(context.Context, []workload.Result) error { return nil }
