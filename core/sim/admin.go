@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lmbench/lmbench/core/sim/prefixcache"
+	"github.com/lmbench/lmbench/core/sim/tokenizer"
 )
 
 // status is GET /status in the shape of LMCache's MP server
@@ -123,11 +124,11 @@ func (v *vocab) id(word string) int {
 }
 
 type tokenizeRequest struct {
-	Model           string        `json:"model"`
-	Prompt          *string       `json:"prompt"`
-	Messages        []chatMessage `json:"messages"`
-	Tools           []chatTool    `json:"tools"` // rendered with messages, as vLLM's /tokenize does
-	ReturnTokenStrs bool          `json:"return_token_strs"`
+	Model           string              `json:"model"`
+	Prompt          *string             `json:"prompt"`
+	Messages        []tokenizer.Message `json:"messages"`
+	Tools           []tokenizer.Tool    `json:"tools"` // rendered with messages, as vLLM's /tokenize does
+	ReturnTokenStrs bool                `json:"return_token_strs"`
 	// AddSpecialTokens (default true for a prompt, false for messages, as
 	// in vLLM) adds the BOS token; AddGenerationPrompt (default true) the
 	// assistant header. Both only matter with the subword tokenizer.
@@ -161,11 +162,11 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("give either prompt or messages, not both"))
 		return
 	case req.Prompt != nil:
-		words = s.tok.text(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens)
+		words = s.tok.Text(*req.Prompt, req.AddSpecialTokens == nil || *req.AddSpecialTokens)
 	case req.Messages != nil:
-		var err *apiError
-		if words, err = s.tok.chat(req.Messages, req.Tools, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt); err != nil {
-			writeError(w, err)
+		var err error
+		if words, err = s.tok.Chat(req.Messages, req.Tools, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt); err != nil {
+			writeError(w, badRequest("%v", err))
 			return
 		}
 	default:
@@ -236,5 +237,5 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) {
 		words[i] = s.vocab.words[id]
 	}
 	s.vocab.mu.Unlock()
-	writeJSON(w, http.StatusOK, detokenizeResponse{Prompt: s.tok.detokenize(words)})
+	writeJSON(w, http.StatusOK, detokenizeResponse{Prompt: s.tok.Detokenize(words)})
 }

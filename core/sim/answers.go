@@ -88,7 +88,7 @@ func (c *completion) answerFor() func([]prefixcache.Hit) []string {
 			}
 			c.s.engine.stats.blendCorrupted.Add(int64(len(lost)))
 		}
-		words := answerTokens(needleAnswer(c.s.tok.detokenize(prompt)))
+		words := answerTokens(needleAnswer(c.s.tok.Detokenize(prompt)))
 		c.rep.stop = len(words) <= c.maxTokens
 		c.maxTokens = min(c.maxTokens, len(words))
 		return words

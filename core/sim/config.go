@@ -7,6 +7,17 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lmbench/lmbench/core/sim/tokenizer"
+)
+
+// Tokenizer modes (Config.Tokenizer): package tokenizer's.
+const (
+	// TokenizerWords: a token is a whitespace-separated word (the default).
+	TokenizerWords = tokenizer.Words
+	// TokenizerSubword: a word costs 1 to 6 tokens and the chat template
+	// adds tokens per message.
+	TokenizerSubword = tokenizer.Subword
 )
 
 // Config is the simulated engine's cost model, KV-cache tiers, faults and
@@ -316,7 +327,7 @@ func (c Config) checkCache(bad complain) {
 			bad(t.name, t.field, "%v GB is more than the simulator can track (2^40 tokens)", t.gb)
 		}
 	}
-	if err := checkTokenizerMode(c.Tokenizer); err != nil {
+	if err := tokenizer.CheckMode(c.Tokenizer); err != nil {
 		bad("tokenizer-mode", "Tokenizer", "%v", err)
 	}
 	if math.IsNaN(c.BlendRecompute) || c.BlendRecompute < 0 || c.BlendRecompute > 1 {

@@ -83,7 +83,8 @@
 //
 // # Tokens
 //
-// With Config.Tokenizer TokenizerWords (the default) a token is a
+// Package core/sim/tokenizer turns prompts and chat messages into tokens
+// and back. With Config.Tokenizer TokenizerWords (the default) a token is a
 // whitespace-separated word (strings.Fields). A chat prompt is the words of
 // every message's text, concatenated in order; roles and chat templates add
 // no tokens, and text parts of one message are joined by a space.

@@ -4,17 +4,12 @@ import (
 	"container/list"
 	"context"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lmbench/lmbench/core/sim/prefixcache"
 )
-
-// Tokens are whitespace-separated words: tokenize is the simulator's whole
-// tokenizer. A chat prompt is the words of every message's text, in order.
-func tokenize(text string) []string { return strings.Fields(text) }
 
 // vocabulary is what the simulated model says, word k%len for output token k.
 var vocabulary = [...]string{

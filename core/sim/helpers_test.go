@@ -275,3 +275,6 @@ func chatBody(content string, extra string) string {
 	}
 	return fmt.Sprintf(`{"model":"lmbench-sim","messages":[{"role":"user","content":%s}]%s}`, msg, extra)
 }
+
+// tokenize is a prompt's tokens with the default (words) tokenizer.
+func tokenize(text string) []string { return strings.Fields(text) }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/lmbench/lmbench/core/sim/tokenizer"
 )
 
 // The JSON shapes below follow vLLM's OpenAI-compatible server: field
@@ -41,46 +43,8 @@ type streamOptions struct {
 
 type chatRequest struct {
 	params
-	Messages []chatMessage `json:"messages"`
-	Tools    []chatTool    `json:"tools"`
-}
-
-type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // a string, text parts, or null
-	// An assistant message's calls; the call a tool message answers
-	// (accepted, not rendered: ChatML templates leave it out).
-	ToolCalls  []chatToolCall `json:"tool_calls"`
-	ToolCallID string         `json:"tool_call_id"`
-}
-
-// chatToolCall is OpenAI's tool_calls entry; arguments are a string
-// holding JSON (or, leniently, the JSON itself).
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Function struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
-}
-
-// chatTool is OpenAI's tools entry; parameters are rendered as sent.
-type chatTool struct {
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
-// arguments is a call's arguments text: the string's value, or the raw
-// JSON when they came as an object.
-func (c chatToolCall) arguments() string {
-	var s string
-	if json.Unmarshal(c.Function.Arguments, &s) == nil {
-		return s
-	}
-	return string(c.Function.Arguments)
+	Messages []tokenizer.Message `json:"messages"`
+	Tools    []tokenizer.Tool    `json:"tools"`
 }
 
 type textRequest struct {
@@ -198,53 +162,22 @@ func (p params) outputTokens(cfg Config, maxTokens int) (n int, stop bool) {
 	return n, true
 }
 
-// messageText flattens a message's content: a string, null, or a list of
-// {"type":"text","text":...} parts.
-func messageText(raw json.RawMessage) (string, error) {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
-		return "", nil
-	}
-	var s string
-	if trimmed[0] == '"' {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or a list of text parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for j, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("part %d: type must be \"text\" (the simulator has no other modalities), got %q", j, p.Type)
-		}
-		texts = append(texts, p.Text)
-	}
-	return strings.Join(texts, " "), nil
-}
-
 // textPrompt returns the tokens of a completions request's prompt.
 // A completion prompt gets the tokenizer's special tokens, as in vLLM.
-func textPrompt(raw json.RawMessage, tok tokenizer) ([]string, *apiError) {
+func textPrompt(raw json.RawMessage, tok tokenizer.Tokenizer) ([]string, *apiError) {
 	trimmed := strings.TrimSpace(string(raw))
 	if trimmed == "" || trimmed == "null" {
 		return nil, badRequest("prompt: required")
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return tok.text(s, true), nil
+		return tok.Text(s, true), nil
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 {
 		return nil, badRequest("prompt: must be a string or a list of exactly one string")
 	}
-	return tok.text(list[0], true), nil
+	return tok.Text(list[0], true), nil
 }
 
 // Responses.

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/lmbench/lmbench/core/sim/prefixcache"
+	"github.com/lmbench/lmbench/core/sim/tokenizer"
 )
 
 // Server is the simulated engine behind its HTTP API. Create it with New;
@@ -29,7 +30,7 @@ type Server struct {
 	engine  *engine
 	faults  *injector
 	vocab   *vocab
-	tok     tokenizer
+	tok     tokenizer.Tokenizer
 	handler http.Handler
 
 	// Seams for golden tests.
@@ -60,7 +61,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		engine:  newEngine(cfg),
 		faults:  &injector{cfg: cfg.Faults},
 		vocab:   newVocab(),
-		tok:     tokenizer{mode: cfg.Tokenizer},
+		tok:     tokenizer.Tokenizer{Mode: cfg.Tokenizer},
 		now:     time.Now,
 		newID:   randomID,
 		closing: closing,
@@ -264,9 +265,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	prompt, err := s.tok.chat(req.Messages, req.Tools, true)
+	prompt, err := s.tok.Chat(req.Messages, req.Tools, true)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, badRequest("%v", err))
 		return
 	}
 	s.complete(w, r, req.params, prompt, true)

@@ -17,19 +17,6 @@ func subwordConfig() Config {
 	return cfg
 }
 
-func TestSubwordPieces(t *testing.T) {
-	t.Parallel()
-	for _, w := range strings.Fields(words("pseudoword", 100) + " hi a 日本語的な言葉") {
-		pieces := subwordPieces(w)
-		if len(pieces) != subword.WordTokens(w) {
-			t.Errorf("subwordPieces(%q) has %d pieces, want %d", w, len(pieces), subword.WordTokens(w))
-		}
-		if got := strings.TrimPrefix(strings.Join(pieces, ""), wordMark); got != w {
-			t.Errorf("pieces of %q join to %q", w, got)
-		}
-	}
-}
-
 // tokenCount posts body to /tokenize and returns the count.
 func tokenCount(t *testing.T, url, body string) int {
 	t.Helper()
