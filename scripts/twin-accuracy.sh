@@ -4,7 +4,7 @@
 # the built-in defaults. A Mooncake-style trace (0 to 3 blocks of a shared
 # prefix, prompts of 128 to 2,560 tokens, 32 to 160 output tokens, 1 request/s) is
 # replayed against it at two speed-ups (3 and 9); lmbench fit fits a profile to those
-# two runs; then a sweep over five other speed-ups (the last past saturation) runs on the real engine
+# two runs; then a sweep over six other speed-ups (four below saturation, the engine saturating near 8) runs on the real engine
 # and on the twin (--engine-url builtin --sim-profile), and lmbench compare
 # sets them side by side. Prints the fitted parameters against the truth,
 # and the prediction error per point.
@@ -49,7 +49,7 @@ for s in 3 9; do
 done
 "$bin" fit "$out/fit-3" "$out/fit-9" -o "$out/profile.json" | tee "$out/fit.txt"
 
-ladder=4,6,8,11,16
+ladder=4,5,6,7,11,16
 "$bin" sweep --engine-url "$port" "${common[@]}" --sweep tr_speedup=$ladder --sweep-continue --output-dir "$out/measured" >/dev/null
 "$bin" sweep --engine-url builtin --sim-profile "$out/profile.json" "${common[@]}" --sweep tr_speedup=$ladder --sweep-continue --output-dir "$out/predicted" >/dev/null
 

@@ -12,7 +12,7 @@ func TestComplete(t *testing.T) {
 		words []string
 		want  []string
 	}{
-		{[]string{""}, []string{"run", "sweep", "sim", "export", "merge", "barrier", "calibrate", "report", "compare", "plugins", "probe", "version", "completion", "help"}},
+		{[]string{""}, []string{"run", "sweep", "sim", "export", "merge", "barrier", "calibrate", "report", "compare", "fit", "plugins", "probe", "version", "completion", "help"}},
 		{[]string{"r"}, []string{"run", "report"}},
 		{[]string{"rep"}, []string{"report"}},
 		{[]string{"report", "--res"}, []string{"--resamples"}},

@@ -97,7 +97,9 @@ func TestOverheadCertificateInTheSummary(t *testing.T) {
 	if err := json.Unmarshal(o.Verdict["saturated"], &saturated); err != nil {
 		t.Fatal(err)
 	}
-	verdictForm := regexp.MustCompile(`^(Client-added latency at most \d+\.\d\d ms at p99|WARNING: the client was saturated \(.+\): its TTFT may be inflated by up to \d+\.\d\d ms at p99 .*)$`)
+	// On a busy machine the burst's one Step can itself be late enough to
+	// be named as the workload's (fault.SlowStep's sentence).
+	verdictForm := regexp.MustCompile(`^(Client-added latency at most \d+\.\d\d ms at p99|WARNING: the client was saturated \(.+\): its TTFT may be inflated by up to \d+\.\d\d ms at p99 .*|WARNING: workload random-prefill took up to \d+(\.\d)? m?s to answer Step; the lag is the plugin's, not the client's: .*)$`)
 	if !verdictForm.MatchString(text) || strings.HasPrefix(text, "WARNING") != saturated {
 		t.Errorf("verdict text %q (saturated %v)", text, saturated)
 	}

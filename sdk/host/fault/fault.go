@@ -16,7 +16,12 @@ func Crashed(kind, name, where, op string) string {
 // SlowStep says that a workload's Step, not the client, made requests go
 // out late: "workload bad took up to 1.5 s to answer Step; the lag is
 // the plugin's, not the client's".
+// Under a second the time reads in milliseconds ("took up to 34 ms").
 func SlowStep(workload string, maxSeconds float64) string {
-	return fmt.Sprintf("workload %s took up to %.1f s to answer Step; the lag is the plugin's, not the client's",
-		workload, maxSeconds)
+	took := fmt.Sprintf("%.1f s", maxSeconds)
+	if maxSeconds < 1 {
+		took = fmt.Sprintf("%.0f ms", maxSeconds*1000)
+	}
+	return fmt.Sprintf("workload %s took up to %s to answer Step; the lag is the plugin's, not the client's",
+		workload, took)
 }
