@@ -41,7 +41,7 @@ func TestStepFaultsInTheHostsWords(t *testing.T) {
 		head, tail string // the error's start and what follows the figure; "" none
 	}{
 		{"panic", 0, fault.Crashed("workload", "misbehaving", "in-process", "Step") + ": panic: Step panics on purpose", ""},
-		{"slow", 0, slowHead, slowTail},
+		{"slow", 500 * time.Millisecond, slowHead, slowTail},
 		{"slow", -1, "", ""},
 	} {
 		t.Run(tt.mode+tt.limit.String(), func(t *testing.T) {

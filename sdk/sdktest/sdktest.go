@@ -205,8 +205,11 @@ func logger(o Options) zerolog.Logger {
 	return zerolog.Nop()
 }
 
-// DefaultStepLimit is Options.StepLimit's default.
-const DefaultStepLimit = time.Second
+// DefaultStepLimit is Options.StepLimit's default: long enough that a
+// Step doing real work under the race detector on a loaded CI machine
+// never reaches it (a 12 MiB answer took 1.1 s there), short enough to
+// name a Step that blocks (the host cannot send while a Step thinks).
+const DefaultStepLimit = 20 * time.Second
 
 // Run drives def through Describe, Configure, WARMUP and MEASURE and fails
 // t on any error.
