@@ -13,6 +13,7 @@ import (
 
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/config"
+	"github.com/lmbench/lmbench/core/invocation"
 )
 
 // usageError is a command-line mistake (exit 2).
@@ -33,19 +34,19 @@ func (c *cli) exit(code int, err error) int {
 	case err == nil:
 		return code
 	case errors.Is(err, errHelped):
-		return exitOK
+		return invocation.ExitOK
 	}
 	fmt.Fprintf(c.stderr, "lmbench: %v\n", err)
 	var ue usageError
 	var be config.UsageError // a plugin named wrongly, for commands that leave the code to exit
-	if errors.As(err, &ue) || code == exitOK && errors.As(err, &be) {
+	if errors.As(err, &ue) || code == invocation.ExitOK && errors.As(err, &be) {
 		if c.cmd == nil || !c.cmd.ownHint {
 			printUsage(c.stderr)
 		}
-		return exitUsage
+		return invocation.ExitUsage
 	}
-	if code == exitOK {
-		return exitFailed
+	if code == invocation.ExitOK {
+		return invocation.ExitFailed
 	}
 	return code
 }
@@ -100,7 +101,7 @@ func streams(f func([]string, io.Reader, io.Writer, io.Writer) (int, error)) fun
 
 // errOnly adapts a command whose only outcome is its error.
 func errOnly(f func(*cli, []string) error) func(*cli, []string) (int, error) {
-	return func(c *cli, args []string) (int, error) { return exitOK, f(c, args) }
+	return func(c *cli, args []string) (int, error) { return invocation.ExitOK, f(c, args) }
 }
 
 // untilSignal is a context that Ctrl-C or SIGTERM ends.

@@ -23,7 +23,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lmbench/lmbench/core/invocation"
 	"github.com/lmbench/lmbench/core/record"
+)
+
+// Exit codes, as the tests name them (invocation's).
+const (
+	exitOK          = invocation.ExitOK
+	exitFailed      = invocation.ExitFailed
+	exitUsage       = invocation.ExitUsage
+	exitQuit        = invocation.ExitQuit
+	exitInterrupted = invocation.ExitInterrupted
 )
 
 var binDir string

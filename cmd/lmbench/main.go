@@ -12,20 +12,12 @@ import (
 	"github.com/lmbench/lmbench/cmd/lmbench/internal/ui"
 	"github.com/lmbench/lmbench/core/barrier"
 	"github.com/lmbench/lmbench/core/invocation"
+	"github.com/lmbench/lmbench/core/overhead"
 	"github.com/lmbench/lmbench/core/plugin"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
-
-// Exit codes (invocation's).
-const (
-	exitOK          = invocation.ExitOK
-	exitFailed      = invocation.ExitFailed
-	exitUsage       = invocation.ExitUsage
-	exitQuit        = invocation.ExitQuit
-	exitInterrupted = invocation.ExitInterrupted
-)
 
 // command is a subcommand, declared once in commands: main dispatches on
 // it; lmbench help, lmbench NAME --help and completion read its ui part.
@@ -84,16 +76,16 @@ func main() {
 // cleanup run, so no plugin process outlives the host.
 func realMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer plugin.Cleanup()
-	servePprof()
-	defer profileToFiles()()
+	overhead.ServePprof()
+	defer overhead.ProfileToFiles()()
 	if len(args) == 0 {
 		printUsage(stdout)
-		return exitUsage
+		return invocation.ExitUsage
 	}
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
 	i := slices.IndexFunc(commands, func(cmd command) bool { return cmd.Is(args[0]) })
 	if i < 0 {
-		return c.exit(exitOK, usageError{fmt.Errorf("unknown command %q", args[0])})
+		return c.exit(invocation.ExitOK, usageError{fmt.Errorf("unknown command %q", args[0])})
 	}
 	c.cmd = &commands[i]
 	return c.exit(c.cmd.run(c, args[1:]))

@@ -23,18 +23,18 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	defer s.Close()
 	r, err := s.Resolve(args, nil)
 	if err != nil {
-		return exitFailed, cliError(err)
+		return invocation.ExitFailed, cliError(err)
 	}
 	if r.Flags.Help {
 		if r.Workload == nil {
-			return exitOK, s.helpAll(stdout)
+			return invocation.ExitOK, s.helpAll(stdout)
 		}
 		printRunHelp(stdout, r)
-		return exitOK, nil
+		return invocation.ExitOK, nil
 	}
 	if path := r.Flags.ExportConfig; path != "" {
 		if err := config.CheckExportPath(path); err != nil { // before the engine is contacted or the form filled in
-			return exitFailed, err
+			return invocation.ExitFailed, err
 		}
 	}
 	ctx, hurry, stop := s.interruptible()
@@ -42,14 +42,14 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 	r, cancelled, err := s.fillIn(ctx, args, r)
 	if cancelled {
 		fmt.Fprintln(stderr, "lmbench: setup cancelled; nothing was run")
-		return exitInterrupted, nil
+		return invocation.ExitInterrupted, nil
 	}
 	if err != nil {
-		return exitFailed, cliError(err)
+		return invocation.ExitFailed, cliError(err)
 	}
 	x, err := s.Start(ctx, r)
 	if err != nil {
-		return exitFailed, cliError(err)
+		return invocation.ExitFailed, cliError(err)
 	}
 	if path := r.Flags.ExportConfig; path != "" {
 		return exportConfig(stdout, x, path)
@@ -95,7 +95,7 @@ func (s *session) noSetup(r *invocation.Resolved) string {
 func exportConfig(stdout io.Writer, x *invocation.Run, path string) (int, error) {
 	replay, err := x.ExportConfig(path)
 	if err != nil {
-		return exitFailed, err
+		return invocation.ExitFailed, err
 	}
 	fmt.Fprintf(stdout, "Configuration exported to %s\n", path)
 	on, off := "", ""
@@ -103,7 +103,7 @@ func exportConfig(stdout io.Writer, x *invocation.Run, path string) (int, error)
 		on, off = "\033[1;96m", "\033[0m" // bold cyan, as the original
 	}
 	fmt.Fprintf(stdout, "%sReplay with: %s%s\n", on, replay, off)
-	return exitOK, nil
+	return invocation.ExitOK, nil
 }
 
 // display is the terminal a run shows itself on: the banner, the

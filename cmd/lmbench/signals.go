@@ -30,5 +30,5 @@ func (s *session) interruptible() (context.Context, <-chan struct{}, func()) {
 func (s *session) quitNow() {
 	fmt.Fprintf(s.stderr, "lmbench: %s\n", invocation.QuitMessage(s.Journal()))
 	plugin.Cleanup()
-	os.Exit(exitQuit)
+	os.Exit(invocation.ExitQuit)
 }

@@ -18,18 +18,18 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 	defer s.Close()
 	sw, err := s.Sweep(args, stderr)
 	if err != nil {
-		return exitFailed, cliError(err)
+		return invocation.ExitFailed, cliError(err)
 	}
 	if sw.Help {
 		fmt.Fprint(stdout, ui.SweepUsage)
-		return exitOK, nil
+		return invocation.ExitOK, nil
 	}
 	if path := sw.ExportPath(); path != "" {
 		ctx, _, stop := s.interruptible()
 		defer stop()
 		x, err := sw.Start(ctx)
 		if err != nil {
-			return exitFailed, cliError(err)
+			return invocation.ExitFailed, cliError(err)
 		}
 		return exportConfig(stdout, x, path)
 	}
@@ -40,7 +40,7 @@ func cmdSweep(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, er
 		return invocation.Ending{Code: code, Err: err}
 	})
 	if res == nil {
-		return exitFailed, err
+		return invocation.ExitFailed, err
 	}
 	return res.ExitCode(), err
 }

@@ -13,4 +13,8 @@
 // the same run loop (sdk/host/runloop) and real-clock transport
 // (core/dispatch) a run uses, the schedule handed over by an in-process
 // open-loop workload: what TTFT and dispatch lag remain are the client's.
+//
+// [ServePprof] and [ProfileToFiles] are the profiler hooks for looking
+// into the client's own CPU and memory (LMBENCH_PPROF_ADDR,
+// LMBENCH_CPUPROFILE, LMBENCH_MEMPROFILE).
 package overhead

@@ -1,4 +1,4 @@
-package main
+package overhead
 
 import (
 	"net"
@@ -9,10 +9,10 @@ import (
 	rpprof "runtime/pprof"
 )
 
-// servePprof serves Go's profiler on LMBENCH_PPROF_ADDR (a loopback
+// ServePprof serves Go's profiler on LMBENCH_PPROF_ADDR (a loopback
 // address, e.g. 127.0.0.1:6060) when it is set: for looking into lmbench's
 // own CPU and memory use during a run. Off by default.
-func servePprof() {
+func ServePprof() {
 	addr := os.Getenv("LMBENCH_PPROF_ADDR")
 	if addr == "" {
 		return
@@ -29,11 +29,11 @@ func servePprof() {
 	go http.ListenAndServe(addr, mux)
 }
 
-// profileToFiles writes a CPU profile of the whole process to
+// ProfileToFiles writes a CPU profile of the whole process to
 // LMBENCH_CPUPROFILE and, at the end, a heap profile (every allocation
 // since the start) to LMBENCH_MEMPROFILE, when they are set: for runs too
 // short to attach to LMBENCH_PPROF_ADDR. The returned function ends them.
-func profileToFiles() func() {
+func ProfileToFiles() func() {
 	var stops []func()
 	if path := os.Getenv("LMBENCH_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil && rpprof.StartCPUProfile(f) == nil {
